@@ -1,0 +1,60 @@
+// swift-tools-version: 6.0
+// BirthdayQuest server. Layers point one way (see docs/architecture.md):
+// Domain, JSON <- Views, Protocol <- EventLog, UV <- Server <- Client <- bq.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "BirthdayQuest",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "bq", targets: ["bq"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // C shims: the only way into libsqlite3 and libuv.
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+
+        // Pure layers: no I/O, no clock, no randomness.
+        .target(name: "JSON", swiftSettings: strict),
+        .target(name: "Domain", swiftSettings: strict),
+        .target(name: "Views", dependencies: ["Domain", "JSON"], swiftSettings: strict),
+        .target(name: "Protocol", dependencies: ["Domain", "JSON"], swiftSettings: strict),
+
+        // I/O wrappers.
+        .target(name: "EventLog", dependencies: ["CSQLite3"], swiftSettings: strict),
+        .target(name: "UV", dependencies: ["CLibUV"], swiftSettings: strict),
+
+        // The product.
+        .target(name: "Server", dependencies: [
+            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
+        .target(name: "Client", dependencies: ["JSON", "Protocol", "UV"], swiftSettings: strict),
+        .executableTarget(name: "bq", dependencies: [
+            "Server", "Client", "EventLog", "Views", "Domain", "JSON",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], swiftSettings: strict),
+        // A child process for the event log's crash tests: appends, acknowledges, gets killed.
+        .executableTarget(name: "eventlog-crash-child", dependencies: ["EventLog"], swiftSettings: strict),
+
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON"], swiftSettings: strict),
+        .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain"], swiftSettings: strict),
+        .testTarget(name: "EventLogTests", dependencies: ["EventLog"], swiftSettings: strict),
+        .testTarget(name: "UVTests", dependencies: ["UV"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["Client", "JSON", "UV"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// Placeholder until the Domain layer lands.

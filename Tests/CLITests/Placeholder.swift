@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderCLITests() { #expect(1 + 1 == 2) }

@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderServerTests() { #expect(1 + 1 == 2) }
