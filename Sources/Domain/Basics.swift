@@ -1,0 +1,104 @@
+/// Milliseconds since the Unix epoch, UTC. The domain never reads a clock: every
+/// time arrives inside a command's context and is stored in the events it produces.
+public typealias Millis = Int64
+
+public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+    case birthday, friend, organizer
+
+    /// Friends and the organizer write dares; the organizer is a friend with admin rights.
+    public var isFriend: Bool { self != .birthday }
+}
+
+/// Who caused an event. `system` is the seeder.
+public enum Actor: Sendable, Hashable, Codable {
+    case character(String)
+    case admin
+    case system
+
+    /// The text the event log stores in its `actor` column.
+    public var logName: String {
+        switch self {
+        case .character(let id): return id
+        case .admin: return "admin"
+        case .system: return "system"
+        }
+    }
+
+    public init(logName: String) {
+        switch logName {
+        case "admin": self = .admin
+        case "system": self = .system
+        default: self = .character(logName)
+        }
+    }
+}
+
+/// Who is looking at the game: a character, or the organizer's admin console.
+public enum Viewer: Sendable, Hashable {
+    case character(String)
+    case admin
+}
+
+public enum Difficulty: String, Sendable, Hashable, Codable, CaseIterable {
+    case easy, medium, hard
+}
+
+public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
+    case physical, social, creative, sentimental, adventure
+}
+
+public enum RewardType: String, Sendable, Hashable, Codable, CaseIterable {
+    case text, image, audio, video
+
+    /// The tiered default costs of GAME.md: a bigger gift costs more points.
+    public var defaultCost: Int {
+        switch self {
+        case .text, .image: return 50
+        case .audio: return 75
+        case .video: return 100
+        }
+    }
+}
+
+/// Which half of a 2-in-1 challenge was done. Plain challenges only have `a`.
+public enum ChallengeOption: String, Sendable, Hashable, Codable {
+    case a, b
+}
+
+public enum Proof: Sendable, Hashable, Codable {
+    case photo(url: String)
+    case text(String)
+    case done
+
+    public var kind: String {
+        switch self {
+        case .photo: return "photo"
+        case .text: return "text"
+        case .done: return "done"
+        }
+    }
+}
+
+/// The limits GAME.md and PROTOCOL.md put on what people type. The protocol layer
+/// checks them first (to name the field); the domain checks them again because
+/// it must never hold a state the rules forbid, whoever called it.
+public enum Limits {
+    public static let title = 1...120
+    public static let description = 1...2_000
+    public static let proofText = 1...2_000
+    public static let proofURL = 1...2_000
+    public static let reason = 1...200
+    public static let device = 1...128
+    public static let day = 1...366
+    public static let challengePoints = 1...1_000
+    public static let rewardCost = 0...1_000
+    public static let secretPoints = [25, 50, 75, 100]
+    public static let maxAdjustment = 1_000_000_000
+    public static let name = 1...120
+    public static let tagline = 1...200
+    public static let teaser = 1...200
+    public static let contentText = 0...10_000
+    public static let contentURLs = 0...10
+    public static let funFacts = 0...20
+    public static let funFact = 1...200
+}

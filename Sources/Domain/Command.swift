@@ -1,0 +1,56 @@
+/// Everything a person (or the seeder) can ask of a game. The server turns a
+/// protocol request into one of these; `decide` answers it.
+public enum Command: Sendable, Hashable {
+    case seed(SeedContent, hash: String)
+    /// `tokenHash` is the hash of a fresh random token the server made for this claim.
+    case claim(character: String, device: String, pin: String?, tokenHash: String)
+    case unclaim(character: String)
+    case completeChallenge(challenge: String, proof: Proof, option: ChallengeOption?)
+    case discoverSecrets
+    case unlockReward(reward: String)
+    case saveSecret(title: String, description: String, points: Int)
+    case deliverSecret
+    case forceComplete(challenge: String)
+    case forceUnlock(reward: String, deduct: Bool)
+    case triggerFinalBadge
+    case adjustPoints(delta: Int, reason: String)
+    case setDay(Int)
+    case saveChallenge(id: String?, ChallengeFields)
+    case saveReward(id: String?, RewardFields)
+}
+
+/// The values a decision needs from outside the domain: who asks, and when.
+public struct CommandContext: Sendable, Hashable {
+    public var actor: Actor
+    public var at: Millis
+
+    public init(actor: Actor, at: Millis) {
+        self.actor = actor
+        self.at = at
+    }
+}
+
+/// The stable codes of PROTOCOL.md that a game rule can give.
+public enum RejectionCode: String, Sendable, Hashable, Codable {
+    case badRequest = "bad_request"
+    case forbidden
+    case notFound = "not_found"
+    case alreadyClaimed = "already_claimed"
+    case alreadyCompleted = "already_completed"
+    case alreadyUnlocked = "already_unlocked"
+    case insufficientPoints = "insufficient_points"
+    case secretLocked = "secret_locked"
+}
+
+/// Why a command was refused. A refused command changes nothing.
+public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: RejectionCode
+    public var message: String
+
+    public init(_ code: RejectionCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

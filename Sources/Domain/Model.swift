@@ -1,0 +1,153 @@
+/// One of the game's people. Claim data lives here because the log is the only
+/// durable store: a server restart must find the same device and tokens.
+public struct Character: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var role: Role
+    public var tagline: String
+    public var funFacts: [String]
+    public var pin: String?
+    public var order: Int
+    /// The device that holds the character, nil while it is free.
+    public var device: String?
+    /// SHA-256 hashes of the tokens that may sign in as this character. Never the tokens.
+    public var tokenHashes: [String]
+
+    public var isClaimed: Bool { device != nil }
+}
+
+public struct OptionText: Sendable, Hashable, Codable {
+    public var title: String
+    public var description: String
+
+    public init(title: String, description: String) {
+        self.title = title
+        self.description = description
+    }
+}
+
+public enum DareStatus: String, Sendable, Hashable, Codable {
+    case draft, delivered, discovered
+}
+
+public struct Completion: Sendable, Hashable, Codable {
+    public var at: Millis
+    public var option: ChallengeOption
+    /// nil when the organizer forced the completion.
+    public var proof: Proof?
+    public var forced: Bool
+    public var points: Int
+}
+
+/// A regular challenge, or a friend's secret dare (then `author` and `dare` are set).
+public struct Challenge: Sendable, Hashable, Codable {
+    public var id: String
+    public var title: String
+    public var description: String
+    public var optionB: OptionText?
+    public var points: Int
+    public var difficulty: Difficulty?
+    public var category: Category?
+    public var author: String?
+    public var dare: DareStatus?
+    public var completion: Completion?
+    public var order: Int
+
+    public var isSecret: Bool { author != nil }
+    public var isCompleted: Bool { completion != nil }
+    /// Counted on the board: regular challenges, and dares once the birthday person found them.
+    public var isOnBoard: Bool { !isSecret || dare == .discovered }
+}
+
+public struct RewardContent: Sendable, Hashable, Codable {
+    public var text: String?
+    public var urls: [String]
+
+    public init(text: String?, urls: [String]) {
+        self.text = text
+        self.urls = urls
+    }
+}
+
+public struct Reward: Sendable, Hashable, Codable {
+    public var id: String
+    public var from: String
+    public var fromCharacter: String?
+    public var title: String
+    public var teaser: String
+    public var type: RewardType
+    public var cost: Int
+    public var order: Int
+    public var content: RewardContent
+    public var unlockedAt: Millis?
+
+    public var isUnlocked: Bool { unlockedAt != nil }
+}
+
+public enum TimelineKind: String, Sendable, Hashable, Codable {
+    case challengeCompleted = "challenge_completed"
+    case rewardUnlocked = "reward_unlocked"
+    case secretDiscovered = "secret_discovered"
+    case finalBadge = "final_badge"
+}
+
+public struct TimelineEntry: Sendable, Hashable, Codable {
+    public var seq: Int
+    public var at: Millis
+    public var kind: TimelineKind
+    public var ref: String?
+    public var title: String
+    public var subtitle: String
+    public var from: String?
+}
+
+/// The whole game as the server holds it: every viewer's view is projected from this.
+public struct GameState: Sendable, Equatable, Codable {
+    /// The number of events applied: the game's version.
+    public var version: Int = 0
+    public var seedHash: String?
+    public var title: String = ""
+    public var day: Int = 1
+    public var earned: Int = 0
+    public var spent: Int = 0
+    public var finalBadgeAt: Millis?
+    public var finalBadgeForced: Bool = false
+    public var characters: [String: Character] = [:]
+    public var challenges: [String: Challenge] = [:]
+    public var rewards: [String: Reward] = [:]
+    public var timeline: [TimelineEntry] = []
+
+    public init() {}
+
+    /// The birthday person's wallet. Never negative: decide refuses anything that would make it so.
+    public var points: Int { earned - spent }
+    public var isSeeded: Bool { seedHash != nil }
+
+    public var challengesTotal: Int { challenges.values.count(where: \.isOnBoard) }
+    public var challengesCompleted: Int { challenges.values.count { $0.isOnBoard && $0.isCompleted } }
+    public var secretsHidden: Int { challenges.values.count { $0.dare == .delivered } }
+    public var secretsFound: Int { challenges.values.count { $0.dare == .discovered } }
+    public var secretsCompleted: Int { challenges.values.count { $0.isSecret && $0.isCompleted } }
+    public var rewardsUnlocked: Int { rewards.values.count(where: \.isUnlocked) }
+    public var rewardsTotal: Int { rewards.count }
+    public var hasFinalBadge: Bool { finalBadgeAt != nil }
+
+    public var birthdayCharacter: Character? { characters.values.first { $0.role == .birthday } }
+
+    public func role(of actor: Actor) -> Role? {
+        if case .character(let id) = actor { return characters[id]?.role }
+        return nil
+    }
+
+    /// The character a token hash signs in as, if any.
+    public func character(forTokenHash hash: String) -> Character? {
+        characters.values.first { $0.tokenHashes.contains(hash) }
+    }
+
+    /// The id a friend's dare gets: one dare per author, so the author names it.
+    public static func dareID(author: String) -> String { "dare-\(author)" }
+
+    public var sortedCharacters: [Character] { characters.values.sorted { $0.order < $1.order } }
+    public var sortedChallenges: [Challenge] { challenges.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
+    public var sortedRewards: [Reward] { rewards.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
+}
