@@ -61,7 +61,7 @@ public enum RewardType: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Which half of a 2-in-1 challenge was done. Plain challenges only have `a`.
-public enum ChallengeOption: String, Sendable, Hashable, Codable {
+public enum ChallengeOption: String, Sendable, Hashable, Codable, CaseIterable {
     case a, b
 }
 
@@ -101,4 +101,9 @@ public enum Limits {
     public static let contentURLs = 0...10
     public static let funFacts = 0...20
     public static let funFact = 1...200
+}
+
+extension Limits {
+    public static let idempotencyKey = 1...128
+    public static let gameName = 1...64
 }

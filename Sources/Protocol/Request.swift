@@ -1,0 +1,59 @@
+import Domain
+import JSON
+
+/// A request's `id`: echoed verbatim in its reply.
+public enum RequestID: Sendable, Hashable {
+    case int(Int)
+    case string(String)
+
+    public var json: JSONValue {
+        switch self {
+        case .int(let number): return .int(number)
+        case .string(let text): return .string(text)
+        }
+    }
+}
+
+/// What a request asks for, with its arguments checked and typed.
+public enum Operation: Sendable, Hashable {
+    case ping
+    case characters(game: String?)
+    case claim(character: String, device: String, pin: String?, game: String?)
+    case auth(token: String)
+    case admin(key: String, game: String?)
+    case whoami
+    case state
+    case subscribe(since: Int?)
+    case unsubscribe
+    case timeline(after: Int, limit: Int)
+    case events(after: Int, limit: Int)
+    /// A change to the game: decided by the domain, committed to the log.
+    case mutation(Command)
+
+    /// Reads and session ops work before sign-in only for these.
+    public var isPublic: Bool {
+        switch self {
+        case .ping, .characters, .claim, .auth, .admin: return true
+        default: return false
+        }
+    }
+}
+
+public struct Request: Sendable, Hashable {
+    public var id: RequestID
+    public var op: String
+    public var operation: Operation
+    /// The idempotency key, for mutations.
+    public var idem: String?
+    /// The game version the client expects, for mutations (compare-and-set).
+    public var expect: Int?
+    /// Every field but `id`, `idem` and `expect`, canonically serialized: the same
+    /// key with a different fingerprint is a different request.
+    public var fingerprint: String
+}
+
+/// A request that could not be decoded: the reply still carries its id when it had a usable one.
+public struct RequestFailure: Error, Sendable, Hashable {
+    public var id: RequestID?
+    public var error: ProtocolError
+}

@@ -1,0 +1,220 @@
+import Domain
+import JSON
+
+/// Turns one parsed line into a typed request, or a failure that names the bad field.
+public enum RequestDecoder {
+    public static func decode(_ json: JSONValue) -> Result<Request, RequestFailure> {
+        guard case .object(let fields) = json else {
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badJSON, "A request must be a JSON object")))
+        }
+        let id: RequestID
+        switch fields["id"] {
+        case .int(let number)?: id = .int(number)
+        case .string(let text)?: id = .string(text)
+        case nil, .null?:
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Missing field `id` (a string or an integer)")))
+        default:
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Field `id` must be a string or an integer")))
+        }
+        do {
+            let request = try decode(fields, id: id)
+            return .success(request)
+        } catch {
+            return .failure(RequestFailure(id: id, error: error))
+        }
+    }
+
+    private static func decode(_ fields: [String: JSONValue], id: RequestID) throws(ProtocolError) -> Request {
+        let args = Arguments(fields: fields)
+        guard let opValue = fields["op"] else { throw ProtocolError(.badRequest, "Missing field `op`") }
+        guard case .string(let op) = opValue else { throw ProtocolError(.badRequest, "Field `op` must be a string") }
+        let operation = try self.operation(op, args)
+        var idem: String?
+        var expect: Int?
+        if case .mutation = operation {
+            idem = try args.optionalString("idem", Limits.idempotencyKey)
+            expect = try args.optionalInt("expect", 0...Int.max)
+        }
+        var canonical = fields
+        for key in ["id", "idem", "expect"] { canonical[key] = nil }
+        return Request(id: id, op: op, operation: operation, idem: idem, expect: expect,
+                       fingerprint: JSONValue.object(canonical).serialized(sortedKeys: true))
+    }
+
+    private static func operation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Operation {
+        switch op {
+        case "ping": return .ping
+        case "characters": return .characters(game: try args.optionalString("game", Limits.gameName))
+        case "claim":
+            return .claim(character: try args.string("character"), device: try args.string("device", Limits.device),
+                          pin: try args.optionalString("pin", 1...32), game: try args.optionalString("game", Limits.gameName))
+        case "auth": return .auth(token: try args.string("token", 1...256))
+        case "admin": return .admin(key: try args.string("key", 1...1024), game: try args.optionalString("game", Limits.gameName))
+        case "whoami": return .whoami
+        case "state": return .state
+        case "subscribe": return .subscribe(since: try args.optionalInt("since", 0...Int.max))
+        case "unsubscribe": return .unsubscribe
+        case "timeline":
+            return .timeline(after: try args.optionalInt("after", 0...Int.max) ?? 0, limit: try args.optionalInt("limit", 1...500) ?? 100)
+        case "events":
+            return .events(after: try args.optionalInt("after", 0...Int.max) ?? 0, limit: try args.optionalInt("limit", 1...1000) ?? 100)
+        default:
+            guard let command = try mutation(op, args) else { throw ProtocolError(.unknownOp, "Unknown op \"\(op)\"") }
+            return .mutation(command)
+        }
+    }
+
+    private static func mutation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Command? {
+        switch op {
+        case "complete_challenge":
+            return .completeChallenge(challenge: try args.string("challenge"), proof: try args.proof(),
+                                      option: try args.optionalEnum("option", ChallengeOption.self))
+        case "discover_secrets": return .discoverSecrets
+        case "unlock_reward": return .unlockReward(reward: try args.string("reward"))
+        case "save_secret":
+            return .saveSecret(title: try args.string("title", Limits.title), description: try args.string("description", Limits.description),
+                               points: try args.int("points", 25...100, allowed: Limits.secretPoints))
+        case "deliver_secret": return .deliverSecret
+        case "force_complete": return .forceComplete(challenge: try args.string("challenge"))
+        case "force_unlock": return .forceUnlock(reward: try args.string("reward"), deduct: try args.bool("deduct"))
+        case "trigger_final_badge": return .triggerFinalBadge
+        case "unclaim": return .unclaim(character: try args.string("character"))
+        case "adjust_points":
+            let delta = try args.int("delta", -Limits.maxAdjustment...Limits.maxAdjustment)
+            if delta == 0 { throw ProtocolError(.badRequest, "Field `delta` must not be 0") }
+            return .adjustPoints(delta: delta, reason: try args.string("reason", Limits.reason))
+        case "set_day": return .setDay(try args.int("day", Limits.day))
+        case "save_challenge":
+            let fields = ChallengeFields(
+                title: try args.string("title", Limits.title), description: try args.string("description", Limits.description),
+                optionB: try args.optionB(), points: try args.int("points", Limits.challengePoints),
+                difficulty: try args.enumValue("difficulty", Difficulty.self), category: try args.enumValue("category", Category.self))
+            return .saveChallenge(id: try args.optionalString("challenge"), fields)
+        case "save_reward":
+            let fields = RewardFields(
+                from: try args.string("from", Limits.name), fromCharacter: try args.optionalString("from_character"),
+                title: try args.string("title", Limits.title), teaser: try args.string("teaser", Limits.teaser),
+                type: try args.enumValue("type", RewardType.self), cost: try args.optionalInt("cost", Limits.rewardCost),
+                content: try args.content())
+            return .saveReward(id: try args.optionalString("reward"), fields)
+        default: return nil
+        }
+    }
+}
+
+/// Typed access to a request's fields; every error names the field and what it must be.
+struct Arguments {
+    let fields: [String: JSONValue]
+
+    func string(_ key: String, _ length: ClosedRange<Int> = 1...128) throws(ProtocolError) -> String {
+        guard let value = try optionalString(key, length) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        return value
+    }
+
+    func optionalString(_ key: String, _ length: ClosedRange<Int> = 1...128) throws(ProtocolError) -> String? {
+        switch fields[key] {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            let count = text.count
+            guard length.contains(count) else {
+                throw ProtocolError(.badRequest, "Field `\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
+            }
+            return text
+        default: throw ProtocolError(.badRequest, "Field `\(key)` must be a string")
+        }
+    }
+
+    func int(_ key: String, _ range: ClosedRange<Int>, allowed: [Int]? = nil) throws(ProtocolError) -> Int {
+        guard let value = try optionalInt(key, range, allowed: allowed) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        return value
+    }
+
+    func optionalInt(_ key: String, _ range: ClosedRange<Int>, allowed: [Int]? = nil) throws(ProtocolError) -> Int? {
+        switch fields[key] {
+        case nil, .null?: return nil
+        case .int(let number)?:
+            if let allowed, !allowed.contains(number) {
+                throw ProtocolError(.badRequest, "Field `\(key)` must be one of \(allowed.map(String.init).joined(separator: ", ")), got \(number)")
+            }
+            guard range.contains(number) else {
+                throw ProtocolError(.badRequest, "Field `\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+            }
+            return number
+        default: throw ProtocolError(.badRequest, "Field `\(key)` must be an integer")
+        }
+    }
+
+    func bool(_ key: String) throws(ProtocolError) -> Bool {
+        switch fields[key] {
+        case .bool(let flag)?: return flag
+        case nil, .null?: throw ProtocolError(.badRequest, "Missing field `\(key)` (true or false)")
+        default: throw ProtocolError(.badRequest, "Field `\(key)` must be true or false")
+        }
+    }
+
+    func enumValue<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E {
+        guard let value = try optionalEnum(key, type) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        return value
+    }
+
+    func optionalEnum<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E? {
+        guard let raw = try optionalString(key, 1...32) else { return nil }
+        guard let value = E(rawValue: raw) else {
+            throw ProtocolError(.badRequest, "Field `\(key)` must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+        }
+        return value
+    }
+
+    func proof() throws(ProtocolError) -> Proof {
+        guard case .object(let proof)? = fields["proof"] else {
+            throw ProtocolError(.badRequest, "Field `proof` must be an object: {\"kind\": \"photo\", \"url\"}, {\"kind\": \"text\", \"text\"} or {\"kind\": \"done\"}")
+        }
+        let inner = Arguments(fields: proof)
+        switch proof["kind"] {
+        case .string("photo")?:
+            let url = try inner.string("url", Limits.proofURL)
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link")
+            }
+            return .photo(url: url)
+        case .string("text")?: return .text(try inner.string("text", Limits.proofText))
+        case .string("done")?: return .done
+        default: throw ProtocolError(.badRequest, "Field `proof.kind` must be \"photo\", \"text\" or \"done\"")
+        }
+    }
+
+    func optionB() throws(ProtocolError) -> OptionText? {
+        switch fields["option_b"] {
+        case nil, .null?: return nil
+        case .object(let option)?:
+            let inner = Arguments(fields: option)
+            return OptionText(title: try inner.string("title", Limits.title), description: try inner.string("description", Limits.description))
+        default: throw ProtocolError(.badRequest, "Field `option_b` must be null or an object {\"title\", \"description\"}")
+        }
+    }
+
+    func content() throws(ProtocolError) -> RewardContent? {
+        switch fields["content"] {
+        case nil, .null?: return nil
+        case .object(let content)?:
+            let text = try Arguments(fields: content).optionalString("text", Limits.contentText)
+            var urls: [String] = []
+            switch content["urls"] {
+            case nil, .null?: break
+            case .array(let items)?:
+                guard Limits.contentURLs.contains(items.count) else {
+                    throw ProtocolError(.badRequest, "Field `content.urls` may hold at most \(Limits.contentURLs.upperBound) links")
+                }
+                for item in items {
+                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.count <= 2_000 else {
+                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links")
+                    }
+                    urls.append(url)
+                }
+            default: throw ProtocolError(.badRequest, "Field `content.urls` must be an array of links")
+            }
+            return RewardContent(text: text, urls: urls)
+        default: throw ProtocolError(.badRequest, "Field `content` must be an object {\"text\", \"urls\"}")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import JSON
+
+/// The server's lines, built straight into bytes: these are the hottest messages,
+/// so no intermediate JSON tree is made for the envelope.
+public enum Wire {
+    public static let protocolVersion = 1
+
+    public static func reply(id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        out += #"{"id":"#.utf8
+        write(id, into: &out)
+        out += #","ok":true"#.utf8
+        if let version {
+            out += #","version":"#.utf8
+            JSONValue.writeInt(version, into: &out)
+        }
+        if replayed { out += #","replayed":true"#.utf8 }
+        out += #","result":"#.utf8
+        result.write(to: &out)
+        out += "}\n".utf8
+        return out
+    }
+
+    public static func error(id: RequestID?, _ error: ProtocolError, version: Int? = nil) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        out += #"{"id":"#.utf8
+        if let id { write(id, into: &out) } else { out += "null".utf8 }
+        out += #","ok":false"#.utf8
+        if let version {
+            out += #","version":"#.utf8
+            JSONValue.writeInt(version, into: &out)
+        }
+        out += #","error":{"code":"#.utf8
+        JSONValue.writeQuotedString(error.code.rawValue, into: &out)
+        out += #","message":"#.utf8
+        JSONValue.writeQuotedString(error.message, into: &out)
+        out += "}}\n".utf8
+        return out
+    }
+
+    public static func hello(server: String, game: String, version: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out += #"{"push":"hello","protocol":"#.utf8
+        JSONValue.writeInt(protocolVersion, into: &out)
+        out += #","server":"#.utf8
+        JSONValue.writeQuotedString(server, into: &out)
+        out += #","game":"#.utf8
+        JSONValue.writeQuotedString(game, into: &out)
+        out += #","version":"#.utf8
+        JSONValue.writeInt(version, into: &out)
+        out += "}\n".utf8
+        return out
+    }
+
+    public static func snapshot(version: Int, state: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out += #"{"push":"snapshot","version":"#.utf8
+        JSONValue.writeInt(version, into: &out)
+        out += #","state":"#.utf8
+        state.write(to: &out)
+        out += "}\n".utf8
+        return out
+    }
+
+    public static func patch(from: Int, to: Int, ops: [PatchOp]) -> [UInt8] {
+        var out: [UInt8] = []
+        out += #"{"push":"patch","from":"#.utf8
+        JSONValue.writeInt(from, into: &out)
+        out += #","to":"#.utf8
+        JSONValue.writeInt(to, into: &out)
+        out += #","ops":"#.utf8
+        JSONValue.array(ops.map(\.json)).write(to: &out)
+        out += "}\n".utf8
+        return out
+    }
+
+    public enum ByeReason: String, Sendable {
+        case serverShutdown = "server_shutdown"
+        case tooManyErrors = "too_many_errors"
+        case unclaimed
+        case idleTimeout = "idle_timeout"
+    }
+
+    public static func bye(_ reason: ByeReason) -> [UInt8] {
+        Array(#"{"push":"bye","reason":"\#(reason.rawValue)"}"#.utf8) + [0x0A]
+    }
+
+    private static func write(_ id: RequestID, into out: inout [UInt8]) {
+        switch id {
+        case .int(let number): JSONValue.writeInt(number, into: &out)
+        case .string(let text): JSONValue.writeQuotedString(text, into: &out)
+        }
+    }
+}
