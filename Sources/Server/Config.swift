@@ -1,0 +1,49 @@
+import EventLog
+
+/// Every limit the server enforces, in one place. Each is configurable and each
+/// has a test that goes over it.
+public struct ServerLimits: Sendable, Equatable {
+    /// Longest accepted request line, in bytes (PROTOCOL.md: default 64 KiB).
+    public var maxLineBytes = 65_536
+    /// Open connections at once; the next one is told the server is full and closed.
+    public var maxConnections = 4_096
+    /// Requests per second per connection (token bucket; the burst equals the rate).
+    public var requestsPerSecond = 2_000
+    /// Bad lines in a row before `bye` `too_many_errors` (PROTOCOL.md: default 20).
+    public var maxBadLines = 20
+    /// Outbound bytes queued for one connection before its patches are held back.
+    public var maxQueuedBytes = 1 << 20
+    /// Requests read from one connection but not yet answered before the server stops reading from it.
+    public var maxPendingRequests = 1_024
+    /// Seconds without a request before `bye` `idle_timeout`; 0 turns it off.
+    public var idleTimeoutSeconds = 0
+    /// Nesting depth of a request's JSON.
+    public var maxJSONDepth = 32
+
+    public init() {}
+}
+
+public struct ServerConfig: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 4747
+    public var dataDirectory = "data"
+    /// The seed file for games that have no events yet.
+    public var seedPath = "seed/birthdayquest.json"
+    /// The game a request means when it names none.
+    public var defaultGame = "main"
+    /// Every game this server holds; each is seeded on first launch.
+    public var games = ["main"]
+    /// From config or BQ_ADMIN_KEY; when nil the server makes one in the data directory.
+    public var adminKey: String?
+    public var synchronous: SyncMode = .full
+    /// A snapshot of a game's state is written every this many events.
+    public var snapshotEvery = 1_000
+    /// Requests the writer folds into one transaction at most.
+    public var maxBatchRequests = 1_024
+    public var limits = ServerLimits()
+
+    public init() {}
+
+    public var databasePath: String { dataDirectory + "/birthdayquest.sqlite" }
+    public var adminKeyPath: String { dataDirectory + "/admin.key" }
+}

@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+
+/// Session tokens and the admin key: random, compared by hash, never logged.
+public enum Secrets {
+    /// 256 random bits as hex: far past the 128 bits a guessed token would need.
+    public static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    /// What the log stores for a token: a leaked database does not sign anyone in.
+    public static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// Content hash of a seed, over its canonical encoding so whitespace does not matter.
+    public static func hash(data: Data) -> String {
+        SHA256.hash(data: data).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// Compares without stopping at the first difference, so timing does not reveal the key.
+    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8), right = Array(b.utf8)
+        var difference = UInt8(left.count == right.count ? 0 : 1)
+        for index in 0..<max(left.count, right.count) {
+            difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// The admin key: configured, or made on first launch and kept in the data
+    /// directory, readable by its owner only. Returns the key and, when it came
+    /// from the file, the file's path (so the server can say where it is).
+    public static func adminKey(configured: String?, path: String) throws -> (key: String, file: String?) {
+        if let configured, !configured.isEmpty { return (configured, nil) }
+        let manager = FileManager.default
+        if let existing = manager.contents(atPath: path) {
+            let key = String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !key.isEmpty else { throw ServerError.startup("The admin key file \(path) is empty; delete it to make a new key") }
+            return (key, path)
+        }
+        let key = newToken()
+        guard manager.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ServerError.startup("Cannot write the admin key file \(path)")
+        }
+        return (key, path)
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+public enum ServerError: Error, CustomStringConvertible {
+    case startup(String)
+
+    public var description: String {
+        switch self {
+        case .startup(let message): return message
+        }
+    }
+}
