@@ -1,1 +1,91 @@
-print("crash child")
+// A child process for the event log's crash test (and a way to run the log benchmark).
+//
+//   eventlog-crash-child <dbpath> <seed> <count>   append <count> requests, acknowledging each
+//   eventlog-crash-child bench <directory> <events> print LogBenchmark figures
+//
+// Each request's acknowledgement is one stdout line, written (unbuffered) only after its
+// transaction committed: `ack <game> <version after> <idempotency key...>`. Event payloads are
+// `{"n":<int>}`; an occasional snapshot holds `{"sum":<sum of n up to its version>}`, so the test
+// can check snapshots against the events.
+import EventLog
+import Foundation
+
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(1)
+}
+
+let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[1] == "bench" {
+    print(LogBenchmark.run(directory: arguments[2], eventsPerCase: Int(arguments[3]) ?? 10_000))
+    exit(0)
+}
+guard arguments.count == 4, let seed = UInt64(arguments[2]), let count = Int(arguments[3]) else {
+    fail("usage: eventlog-crash-child <dbpath> <seed> <count> | bench <directory> <events>")
+}
+
+let writer: EventWriter
+do {
+    writer = try EventWriter(path: arguments[1])
+} catch {
+    fail("cannot open \(arguments[1]): \(error)")
+}
+
+var random = SplitMix64(state: seed)
+let games = ["g0", "g1", "g2"]
+var versions: [String: Int64] = [:]
+var sums: [String: Int64] = [:]
+var keyNumber = 0
+var submitted = 0
+while submitted < count {
+    let round = min(count - submitted, 1 + random.below(16))
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<round {
+        let game = games[random.below(games.count)]
+        let expected = versions[game, default: 0]
+        var keys: [String] = []
+        for _ in 0...random.below(2) {
+            keyNumber += 1
+            keys.append("k-\(seed)-\(keyNumber)")
+        }
+        var events: [NewEvent] = []
+        var sum = sums[game, default: 0]
+        for _ in 0...random.below(3) {
+            let n = Int64(random.below(1000))
+            sum += n
+            events.append(NewEvent(type: "tick", actor: "child", at: 1_700_000_000_000 + Int64(keyNumber),
+                                   idempotencyKey: keys[0], payload: #"{"n":\#(n)}"#))
+        }
+        let after = expected + Int64(events.count)
+        let snapshot = random.below(4) == 0 ? Snapshot(version: after, state: #"{"sum":\#(sum)}"#) : nil
+        let records = keys.map {
+            IdempotencyRecord(identity: "child", key: $0, fingerprint: "fp-\($0)", reply: #"{"version":\#(after)}"#, version: after)
+        }
+        versions[game] = after
+        sums[game] = sum
+        let line = "ack \(game) \(after) \(keys.joined(separator: " "))\n"
+        writer.submit(AppendRequest(game: game, expected: expected, events: events, idempotency: records,
+                                    snapshot: snapshot)) { result in
+            guard case .committed(let version) = result, version == after else {
+                fail("append of \(game) at \(expected) did not commit: \(result)")
+            }
+            FileHandle.standardOutput.write(Data(line.utf8))
+            done.signal()
+        }
+    }
+    for _ in 0..<round { done.wait() }
+    submitted += round
+}
+writer.shutdown()

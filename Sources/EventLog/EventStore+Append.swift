@@ -1,0 +1,131 @@
+import CSQLite3
+
+extension EventStore {
+    /// Appends one request in its own `BEGIN IMMEDIATE` transaction (compare-and-set on the
+    /// game's version).
+    public func append(_ request: AppendRequest) -> AppendResult {
+        append(batch: [request])[0]
+    }
+
+    /// Appends every request in ONE transaction, in order. Each request is checked against its
+    /// game's version at that point (earlier requests of the batch included): a mismatch gives
+    /// that request `.conflict` and writes nothing of it, the others still commit. If any write or
+    /// the COMMIT fails, the transaction is rolled back and every request gets `.failed`.
+    public func append(batch: [AppendRequest]) -> [AppendResult] {
+        guard !batch.isEmpty else { return [] }
+        if options.readOnly {
+            let error = StorageError(code: SQLITE_READONLY, message: "the store was opened read-only")
+            return batch.map { _ in .failed(error) }
+        }
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            return failAll(batch, error)
+        }
+        var versions: [String: Int64] = [:]
+        var results: [AppendResult] = []
+        results.reserveCapacity(batch.count)
+        do {
+            try dropCacheIfOthersWrote()
+            for request in batch {
+                let current: Int64
+                if let known = versions[request.game] ?? versionCache[request.game] {
+                    current = known
+                } else {
+                    current = try version(game: request.game)
+                }
+                versions[request.game] = current
+                if let problem = validate(request) {
+                    results.append(.failed(problem))
+                    continue
+                }
+                guard request.expected == current else {
+                    results.append(.conflict(expected: request.expected, actual: current))
+                    continue
+                }
+                let after = try write(request)
+                versions[request.game] = after
+                results.append(.committed(version: after))
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            rollback()
+            return failAll(batch, error)
+        }
+        versionCache.merge(versions) { _, new in new }
+        return results
+    }
+
+    /// Request checks that need no database; a malformed request fails alone, not its batch.
+    private func validate(_ request: AppendRequest) -> StorageError? {
+        if request.game.isEmpty { return .misuse("the game name is empty") }
+        if request.expected < 0 { return .misuse("expected version \(request.expected) is negative") }
+        let after = request.expected + Int64(request.events.count)
+        if let snapshot = request.snapshot, snapshot.version < 1 || snapshot.version > after {
+            return .misuse("snapshot version \(snapshot.version) is outside 1...\(after)")
+        }
+        return nil
+    }
+
+    /// Inserts the request's rows at versions `expected + 1 ...`; returns the version after.
+    private func write(_ request: AppendRequest) throws(StorageError) -> Int64 {
+        let insertEvent = try connection.statement("""
+            INSERT INTO events(game, version, type, actor, at, idem, payload)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        var version = request.expected
+        for event in request.events {
+            version += 1
+            try insertEvent.bind(1, request.game)
+            try insertEvent.bind(2, version)
+            try insertEvent.bind(3, event.type)
+            try insertEvent.bind(4, event.actor)
+            try insertEvent.bind(5, event.at)
+            try insertEvent.bind(6, event.idempotencyKey)
+            try insertEvent.bind(7, event.payload)
+            try insertEvent.run()
+        }
+        if !request.idempotency.isEmpty {
+            let insertRecord = try connection.statement("""
+                INSERT INTO idempotency(game, identity, key, fingerprint, reply, version)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                """)
+            for record in request.idempotency {
+                try insertRecord.bind(1, request.game)
+                try insertRecord.bind(2, record.identity)
+                try insertRecord.bind(3, record.key)
+                try insertRecord.bind(4, record.fingerprint)
+                try insertRecord.bind(5, record.reply)
+                try insertRecord.bind(6, record.version)
+                try insertRecord.run()
+            }
+        }
+        if let snapshot = request.snapshot {
+            // A snapshot is a pure function of the log up to its version, so rewriting one at the
+            // same version replaces equal content.
+            let insertSnapshot = try connection.statement(
+                "INSERT OR REPLACE INTO snapshots(game, version, state) VALUES (?1, ?2, ?3)")
+            try insertSnapshot.bind(1, request.game)
+            try insertSnapshot.bind(2, snapshot.version)
+            try insertSnapshot.bind(3, snapshot.state)
+            try insertSnapshot.run()
+        }
+        return version
+    }
+
+    /// Another connection's commit makes every cached version suspect.
+    private func dropCacheIfOthersWrote() throws(StorageError) {
+        let dataVersion = try connection.integer("PRAGMA data_version")
+        if dataVersion != cachedDataVersion {
+            versionCache.removeAll()
+            cachedDataVersion = dataVersion
+        }
+    }
+
+    private func failAll(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {
+        // The cache may hold versions of the rolled-back transaction's reads; reload lazily.
+        versionCache.removeAll()
+        cachedDataVersion = -1
+        return batch.map { _ in .failed(error) }
+    }
+}

@@ -1,0 +1,214 @@
+import CSQLite3
+
+/// An append-only, per-game event log in one SQLite file (WAL mode).
+///
+/// Threads: an `EventStore` is one SQLite connection. Use it from one thread at a time (it is not
+/// `Sendable`); the server gives it to `EventWriter`'s thread. Several stores (connections, even
+/// processes) may share a file: writes serialize on SQLite's lock and the compare-and-set check
+/// reads the current version inside the write transaction.
+public final class EventStore {
+    let connection: SQLiteConnection
+    let options: StoreOptions
+    /// Game versions known to this connection; only trusted while `PRAGMA data_version` says no
+    /// other connection has committed since, dropped entirely after a failed transaction.
+    var versionCache: [String: Int64] = [:]
+    var cachedDataVersion: Int64 = -1
+
+    /// Opens (creating if needed) the database at `path`, checks its integrity (`quick_check`) and
+    /// migrates its schema. Throws a `StorageError` for an unreadable or corrupt file and for a
+    /// file written by a newer schema than this code knows.
+    public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
+        self.options = options
+        connection = try SQLiteConnection(path: path, readOnly: options.readOnly)
+        do {
+            try configure()
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    private func configure() throws(StorageError) {
+        connection.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
+        // The first statement to read the file: a file that is not a database fails here.
+        if !options.readOnly {
+            let mode = try textPragma("PRAGMA journal_mode=WAL")
+            guard mode.lowercased() == "wal" else {
+                throw StorageError(code: SQLITE_ERROR, message: "cannot switch to WAL mode (got \(mode))",
+                                   sql: "PRAGMA journal_mode=WAL")
+            }
+        }
+        try checkIntegrity()
+        try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
+        try connection.execute("PRAGMA wal_autocheckpoint=0")
+        try migrate()
+    }
+
+    private func checkIntegrity() throws(StorageError) {
+        let sql = "PRAGMA quick_check"
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        var problems: [String] = []
+        while try statement.step() { problems.append(statement.string(0)) }
+        guard problems == ["ok"] else {
+            throw .corrupt("database failed its integrity check: " + problems.prefix(5).joined(separator: "; "),
+                           sql: sql)
+        }
+    }
+
+    private func migrate() throws(StorageError) {
+        let found = try connection.integer("PRAGMA user_version")
+        let known = Schema.currentVersion
+        guard found <= known else {
+            throw .corrupt("database schema version \(found) is newer than this program knows (\(known))",
+                           sql: "PRAGMA user_version")
+        }
+        guard found < known else { return }
+        guard !options.readOnly else {
+            throw StorageError(code: SQLITE_READONLY,
+                               message: "database schema version \(found) needs migrating to \(known), "
+                                   + "but the store is read-only")
+        }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            // Re-read under the write lock: another process may have migrated meanwhile.
+            let current = try connection.integer("PRAGMA user_version")
+            for index in Int(current)..<Schema.migrations.count {
+                try connection.execute(Schema.migrations[index])
+            }
+            try connection.execute("PRAGMA user_version=\(known)")
+            try connection.execute("COMMIT")
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    private func textPragma(_ sql: String) throws(StorageError) -> String {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return "" }
+        return statement.string(0)
+    }
+
+    func rollback() {
+        guard !connection.isAutocommit else { return }
+        // A failing ROLLBACK leaves nothing better to do: SQLite rolls back when it closes anyway.
+        try? connection.execute("ROLLBACK")
+    }
+
+    /// The game's version: the number of its events (0 for an unknown game).
+    public func version(game: String) throws(StorageError) -> Int64 {
+        let statement = try connection.statement("SELECT max(version) FROM events WHERE game = ?1")
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    /// Every game with at least one event, sorted.
+    public func games() throws(StorageError) -> [String] {
+        let statement = try connection.statement("SELECT DISTINCT game FROM events ORDER BY game")
+        defer { statement.reset() }
+        var games: [String] = []
+        while try statement.step() { games.append(statement.string(0)) }
+        return games
+    }
+
+    /// At most `limit` events with version > `after`, ascending.
+    public func events(game: String, after: Int64, limit: Int) throws(StorageError) -> [StoredEvent] {
+        let statement = try connection.statement("""
+            SELECT version, type, actor, at, idem, payload FROM events
+            WHERE game = ?1 AND version > ?2 ORDER BY version LIMIT ?3
+            """)
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        try statement.bind(2, after)
+        try statement.bind(3, Int64(max(0, limit)))
+        return try readEvents(statement, game: game)
+    }
+
+    /// The events with `after < version <= through`, ascending.
+    public func events(game: String, after: Int64, through: Int64) throws(StorageError) -> [StoredEvent] {
+        let statement = try connection.statement("""
+            SELECT version, type, actor, at, idem, payload FROM events
+            WHERE game = ?1 AND version > ?2 AND version <= ?3 ORDER BY version
+            """)
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        try statement.bind(2, after)
+        try statement.bind(3, through)
+        return try readEvents(statement, game: game)
+    }
+
+    private func readEvents(_ statement: Statement, game: String) throws(StorageError) -> [StoredEvent] {
+        var events: [StoredEvent] = []
+        while try statement.step() {
+            events.append(StoredEvent(
+                game: game, version: statement.int64(0), type: statement.string(1),
+                actor: statement.string(2), at: statement.int64(3),
+                idempotencyKey: statement.optionalString(4), payload: statement.string(5)))
+        }
+        return events
+    }
+
+    /// Every idempotency record of the game, in commit order (to rebuild an in-memory map).
+    public func idempotencyRecords(game: String) throws(StorageError) -> [IdempotencyRecord] {
+        let statement = try connection.statement("""
+            SELECT identity, key, fingerprint, reply, version FROM idempotency
+            WHERE game = ?1 ORDER BY seq
+            """)
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        var records: [IdempotencyRecord] = []
+        while try statement.step() {
+            records.append(IdempotencyRecord(
+                identity: statement.string(0), key: statement.string(1),
+                fingerprint: statement.string(2), reply: statement.string(3), version: statement.int64(4)))
+        }
+        return records
+    }
+
+    /// The newest snapshot at or before `atOrBefore`, if any.
+    public func latestSnapshot(game: String, atOrBefore: Int64 = .max) throws(StorageError) -> Snapshot? {
+        let statement = try connection.statement("""
+            SELECT version, state FROM snapshots WHERE game = ?1 AND version <= ?2
+            ORDER BY version DESC LIMIT 1
+            """)
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        try statement.bind(2, atOrBefore)
+        guard try statement.step() else { return nil }
+        return Snapshot(version: statement.int64(0), state: statement.string(1))
+    }
+
+    /// Every snapshot of the game, ascending by version.
+    public func snapshots(game: String) throws(StorageError) -> [Snapshot] {
+        let statement = try connection.statement(
+            "SELECT version, state FROM snapshots WHERE game = ?1 ORDER BY version")
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        var snapshots: [Snapshot] = []
+        while try statement.step() {
+            snapshots.append(Snapshot(version: statement.int64(0), state: statement.string(1)))
+        }
+        return snapshots
+    }
+
+    /// Checkpoints the WAL into the database once it holds more than `walCheckpointPages` pages.
+    /// Call between transactions (the writer does, between batches). A failed checkpoint is
+    /// harmless (the WAL keeps the data) and is retried on the next call.
+    public func checkpointIfNeeded() {
+        guard connection.isOpen, connection.walPages > options.walCheckpointPages else { return }
+        try? connection.checkpoint()
+    }
+
+    /// Closes the connection; every later call fails with a "connection is closed" error. Idempotent.
+    public func close() {
+        connection.close()
+        versionCache.removeAll()
+    }
+}
+
+@available(*, unavailable, message: "an EventStore is one SQLite connection: confine it to one thread")
+extension EventStore: Sendable {}

@@ -1,0 +1,157 @@
+import CSQLite3
+import Foundation
+
+/// A dedicated writer thread that owns its own `EventStore` connection and group-commits: it
+/// takes everything queued (up to `maxBatchRequests`) into one transaction, and whatever is
+/// submitted while that transaction is written and synced waits for the next one.
+///
+/// `submit` may be called from any thread. Completions run on the writer thread, in submission
+/// order, after the transaction holding their request has committed (durably, with
+/// `synchronous=FULL`) or failed. Keep them short: the next batch waits for them.
+public final class EventWriter: Sendable {
+    private let queue: WriterQueue
+    /// The most requests one transaction takes.
+    public let maxBatchRequests: Int
+
+    /// Opens the store on the calling thread (so open errors are thrown here), then hands it to a
+    /// new writer thread, which from then on is the only one to touch it.
+    public init(path: String, options: StoreOptions = .init(), maxBatchRequests: Int = 1024) throws(StorageError) {
+        precondition(maxBatchRequests >= 1, "maxBatchRequests must be at least 1")
+        let store = try EventStore(path: path, options: options)
+        self.maxBatchRequests = maxBatchRequests
+        queue = WriterQueue()
+        let handover = StoreHandover(store: store)
+        let queue = self.queue
+        let limit = maxBatchRequests
+        let thread = Thread {
+            Self.run(store: handover.take(), queue: queue, maxBatchRequests: limit)
+        }
+        thread.name = "bq-event-writer"
+        thread.start()
+    }
+
+    /// Shuts down if the owner forgot to. (Dropping the last reference from inside a completion
+    /// would deadlock here: call `shutdown()` explicitly from another thread.)
+    deinit { shutdown() }
+
+    /// Queues a request. `completion` runs on the writer thread; requests complete in submission
+    /// order. After `shutdown()` the request is not written and `completion` runs at once, on the
+    /// calling thread, with `.failed`.
+    public func submit(_ request: AppendRequest, completion: @escaping @Sendable (AppendResult) -> Void) {
+        guard queue.enqueue(.append(request, completion)) else {
+            completion(.failed(StorageError(code: SQLITE_MISUSE, message: "the event writer is shut down")))
+            return
+        }
+    }
+
+    /// Runs `body` on the writer thread between batches, with the writer's store (a test hook:
+    /// for example to make the next commit fail). Runs in submission order with the appends.
+    func perform(_ body: @escaping @Sendable (EventStore) -> Void) {
+        _ = queue.enqueue(.perform(body))
+    }
+
+    /// Writes everything already queued, closes the connection, and waits until the writer thread
+    /// has finished. Idempotent; safe from any thread except the writer thread itself.
+    public func shutdown() {
+        queue.stopAndWait()
+    }
+
+    private static func run(store: EventStore, queue: WriterQueue, maxBatchRequests: Int) {
+        var requests: [AppendRequest] = []
+        var completions: [@Sendable (AppendResult) -> Void] = []
+        while let jobs = queue.takeAll(max: maxBatchRequests) {
+            for job in jobs {
+                switch job {
+                case .append(let request, let completion):
+                    requests.append(request)
+                    completions.append(completion)
+                case .perform(let body):
+                    flush(store, &requests, &completions)
+                    body(store)
+                }
+            }
+            flush(store, &requests, &completions)
+            store.checkpointIfNeeded()
+        }
+        // Closed before signalling the end, so a reopen right after shutdown() finds no lock.
+        store.close()
+        queue.markFinished()
+    }
+
+    private static func flush(_ store: EventStore, _ requests: inout [AppendRequest],
+                              _ completions: inout [@Sendable (AppendResult) -> Void]) {
+        guard !requests.isEmpty else { return }
+        let results = store.append(batch: requests)
+        for (completion, result) in zip(completions, results) { completion(result) }
+        requests.removeAll(keepingCapacity: true)
+        completions.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The writer's inbox, guarded by one condition variable.
+private final class WriterQueue: @unchecked Sendable {
+    enum Job {
+        case append(AppendRequest, @Sendable (AppendResult) -> Void)
+        case perform(@Sendable (EventStore) -> Void)
+    }
+
+    // All fields below are guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var stopping = false
+    private var finished = false
+
+    /// False once stopping: the job was not queued.
+    func enqueue(_ job: Job) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return false }
+        jobs.append(job)
+        condition.broadcast()
+        return true
+    }
+
+    /// Blocks until there is work; nil once stopping and drained.
+    func takeAll(max: Int) -> [Job]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while jobs.isEmpty && !stopping { condition.wait() }
+        if jobs.isEmpty { return nil }
+        if jobs.count <= max {
+            defer { jobs = [] }
+            return jobs
+        }
+        let taken = Array(jobs.prefix(max))
+        jobs.removeFirst(max)
+        return taken
+    }
+
+    func stopAndWait() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopping = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+    }
+
+    func markFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        finished = true
+        condition.broadcast()
+    }
+}
+
+/// Moves the non-Sendable store from the initializing thread to the writer thread exactly once;
+/// the initializer never touches the store after creating this.
+private final class StoreHandover: @unchecked Sendable {
+    private var store: EventStore?
+
+    init(store: EventStore) { self.store = store }
+
+    func take() -> EventStore {
+        guard let store else { preconditionFailure("the store was handed over twice") }
+        self.store = nil
+        return store
+    }
+}

@@ -1,0 +1,135 @@
+/// An event to append: the log stores it as given and assigns the version.
+public struct NewEvent: Sendable, Equatable {
+    /// The event's kind, as the domain names it.
+    public var type: String
+    /// Who caused it (a player identity, "admin", "seed", ...).
+    public var actor: String
+    /// Server time in milliseconds since the Unix epoch, UTC.
+    public var at: Int64
+    /// The idempotency key of the request that produced the event, if any.
+    public var idempotencyKey: String?
+    /// The event's body as JSON text; the log never parses it.
+    public var payload: String
+
+    public init(type: String, actor: String, at: Int64, idempotencyKey: String? = nil, payload: String) {
+        self.type = type
+        self.actor = actor
+        self.at = at
+        self.idempotencyKey = idempotencyKey
+        self.payload = payload
+    }
+}
+
+/// An event as stored: a `NewEvent` plus its game and gapless version (from 1).
+public struct StoredEvent: Sendable, Equatable {
+    public var game: String
+    public var version: Int64
+    public var type: String
+    public var actor: String
+    public var at: Int64
+    public var idempotencyKey: String?
+    public var payload: String
+
+    public init(game: String, version: Int64, type: String, actor: String, at: Int64,
+                idempotencyKey: String?, payload: String) {
+        self.game = game
+        self.version = version
+        self.type = type
+        self.actor = actor
+        self.at = at
+        self.idempotencyKey = idempotencyKey
+        self.payload = payload
+    }
+}
+
+/// The remembered outcome of one request, so that a retry with the same key gets the same reply.
+/// Uniqueness of `(identity, key)` is decided in memory by the single writer, not by an index.
+public struct IdempotencyRecord: Sendable, Equatable {
+    /// Who sent the request.
+    public var identity: String
+    /// The client's idempotency key.
+    public var key: String
+    /// A fingerprint of the request body: a retry with the same key but another body is detectable.
+    public var fingerprint: String
+    /// The reply that was sent, as JSON text.
+    public var reply: String
+    /// The game version after the request's commit.
+    public var version: Int64
+
+    public init(identity: String, key: String, fingerprint: String, reply: String, version: Int64) {
+        self.identity = identity
+        self.key = key
+        self.fingerprint = fingerprint
+        self.reply = reply
+        self.version = version
+    }
+}
+
+/// A game's folded state at a version, as text the domain can decode.
+public struct Snapshot: Sendable, Equatable {
+    public var version: Int64
+    public var state: String
+
+    public init(version: Int64, state: String) {
+        self.version = version
+        self.state = state
+    }
+}
+
+/// One compare-and-set append: commits only if `game` is still at version `expected`.
+public struct AppendRequest: Sendable {
+    public var game: String
+    /// The version the caller decided against; 0 for a game with no events.
+    public var expected: Int64
+    /// Stored with versions `expected + 1 ... expected + events.count`.
+    public var events: [NewEvent]
+    /// Written in the same transaction as the events.
+    public var idempotency: [IdempotencyRecord]
+    /// Written in the same transaction if present; its version must be in `1 ... expected + events.count`.
+    public var snapshot: Snapshot?
+
+    public init(game: String, expected: Int64, events: [NewEvent],
+                idempotency: [IdempotencyRecord] = [], snapshot: Snapshot? = nil) {
+        self.game = game
+        self.expected = expected
+        self.events = events
+        self.idempotency = idempotency
+        self.snapshot = snapshot
+    }
+}
+
+/// The outcome of one `AppendRequest`.
+public enum AppendResult: Sendable, Equatable {
+    /// Durable; `version` is the game's version after the request.
+    case committed(version: Int64)
+    /// The game had moved on (or is behind `expected`); nothing of the request was written.
+    case conflict(expected: Int64, actual: Int64)
+    /// Nothing of the request was written because storage failed (or the request was malformed).
+    case failed(StorageError)
+}
+
+/// How hard SQLite syncs a commit. `.full` survives power loss; `.normal` in WAL mode survives a
+/// process crash but may lose the last commits on power loss.
+public enum SyncMode: String, Sendable {
+    case full, normal, off
+}
+
+/// Connection settings of an `EventStore`.
+public struct StoreOptions: Sendable {
+    public var synchronous: SyncMode
+    /// How long a connection waits for another connection's write lock before failing with SQLITE_BUSY.
+    public var busyTimeoutMilliseconds: Int32
+    /// SQLite's automatic checkpoint is off (it would land inside a commit and set the p99);
+    /// `checkpointIfNeeded()` checkpoints once the WAL holds more than this many pages.
+    public var walCheckpointPages: Int
+    /// Opens without write access: no schema creation or migration, appends fail.
+    public var readOnly: Bool
+
+    public init(synchronous: SyncMode = .full, busyTimeoutMilliseconds: Int32 = 5000,
+                walCheckpointPages: Int = 4000, readOnly: Bool = false) {
+        self.synchronous = synchronous
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.walCheckpointPages = walCheckpointPages
+        self.readOnly = readOnly
+    }
+}

@@ -1,0 +1,219 @@
+import CSQLite3
+
+/// The only code in the project that calls `sqlite3_*`.
+///
+/// Threads: a connection (and every `Statement` it hands out) is opened in SQLite's multi-thread
+/// mode (`SQLITE_OPEN_NOMUTEX`): it must be used by one thread at a time. Callers confine it.
+///
+/// Memory: the connection owns the `sqlite3*` handle and every cached statement; `close()`
+/// finalizes the statements before closing the handle. Strings go in and come out as copies
+/// (`SQLITE_TRANSIENT` on bind, `String(decoding:)` on read), so no Swift buffer is ever borrowed
+/// by SQLite beyond a single call.
+final class SQLiteConnection {
+    /// Owned; nil once closed.
+    private var handle: OpaquePointer?
+    private var statements: [String: Statement] = [:]
+    /// Heap box the WAL hook writes into; its address is handed to SQLite as the hook's context
+    /// and stays valid until `close()` unregisters the hook.
+    private let walState = WALState()
+
+    final class WALState {
+        /// Frames in the WAL after the latest commit of this connection (SQLite's own count).
+        var pages: Int32 = 0
+    }
+
+    init(path: String, readOnly: Bool) throws(StorageError) {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            // sqlite3_open_v2 may hand back a handle even on failure; it still has to be closed.
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
+            sqlite3_close_v2(db)
+            throw StorageError(code: rc & 0xff, extendedCode: rc, message: "\(message) (\(path))")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        // The hook runs on the committing thread (the one thread using this connection), inside
+        // sqlite3_step of COMMIT; the context is `walState`, owned by self and alive until close().
+        let context = Unmanaged.passUnretained(walState).toOpaque()
+        sqlite3_wal_hook(db, { context, _, _, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<WALState>.fromOpaque(context).takeUnretainedValue().pages = pages
+            return SQLITE_OK
+        }, context)
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { handle != nil }
+
+    /// Pages in the WAL as of this connection's latest commit.
+    var walPages: Int { Int(walState.pages) }
+
+    /// True outside an explicit transaction (SQLite rolls back by itself after some errors).
+    var isAutocommit: Bool {
+        guard let handle else { return true }
+        return sqlite3_get_autocommit(handle) != 0
+    }
+
+    /// Finalizes every statement and closes the handle. Idempotent.
+    func close() {
+        guard let db = handle else { return }
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        sqlite3_wal_hook(db, nil, nil)
+        sqlite3_close_v2(db)
+        handle = nil
+    }
+
+    func setBusyTimeout(milliseconds: Int32) {
+        guard let handle else { return }
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Runs one or more statements that return no rows we need (pragmas, DDL, BEGIN/COMMIT).
+    func execute(_ sql: String) throws(StorageError) {
+        let db = try openHandle(sql: sql)
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+    }
+
+    /// A prepared statement for `sql`, prepared on first use and reused afterwards.
+    func statement(_ sql: String) throws(StorageError) -> Statement {
+        if let cached = statements[sql] { return cached }
+        let db = try openHandle(sql: sql)
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard rc == SQLITE_OK, let raw else {
+            sqlite3_finalize(raw)
+            throw error(rc, sql: sql)
+        }
+        let statement = Statement(raw: raw, sql: sql, connection: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Reads a pragma (or any single-value query) as an integer.
+    func integer(_ sql: String) throws(StorageError) -> Int64 {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    /// Runs a passive checkpoint: copies as much of the WAL into the database as readers allow.
+    func checkpoint() throws(StorageError) {
+        let db = try openHandle(sql: nil)
+        var logFrames: Int32 = 0
+        var copied: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copied)
+        guard rc == SQLITE_OK else { throw error(rc, sql: "wal_checkpoint(PASSIVE)") }
+        // Once everything is copied the next writer restarts the WAL from its beginning.
+        walState.pages = logFrames == copied ? 0 : logFrames
+    }
+
+    /// The error for result code `rc`, with SQLite's message for the latest failure.
+    func error(_ rc: Int32, sql: String?) -> StorageError {
+        guard let handle else {
+            return StorageError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
+        }
+        let extended = sqlite3_extended_errcode(handle)
+        let message = String(cString: sqlite3_errmsg(handle))
+        // After a failed step the handle's code is the step's; otherwise trust rc.
+        let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
+        return StorageError(code: code & 0xff, extendedCode: code, message: message, sql: sql)
+    }
+
+    private func openHandle(sql: String?) throws(StorageError) -> OpaquePointer {
+        guard let handle else {
+            throw StorageError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
+        }
+        return handle
+    }
+}
+
+/// A prepared statement owned by its `SQLiteConnection` (same thread rule). Use: bind, step until
+/// it returns false, reset. Column reads copy the bytes out before the next step.
+final class Statement {
+    /// Owned by the connection's cache; finalized by `SQLiteConnection.close()`.
+    private var raw: OpaquePointer?
+    let sql: String
+    /// Unowned: the connection owns this statement, never the other way round.
+    private unowned let connection: SQLiteConnection
+
+    fileprivate init(raw: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.raw = raw
+        self.sql = sql
+        self.connection = connection
+    }
+
+    fileprivate func finalize() {
+        sqlite3_finalize(raw)
+        raw = nil
+    }
+
+    /// Clears the bindings and rewinds, ready for the next use. Errors of the previous step were
+    /// already reported by `step()`, so the result code is ignored here.
+    func reset() {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+    }
+
+    func bind(_ index: Int32, _ value: Int64) throws(StorageError) {
+        try check(sqlite3_bind_int64(raw, index, value))
+    }
+
+    func bind(_ index: Int32, _ value: String?) throws(StorageError) {
+        guard let value else {
+            try check(sqlite3_bind_null(raw, index))
+            return
+        }
+        // withCString never yields nil (a nil pointer would bind NULL for ""); the byte count keeps
+        // embedded NULs; SQLITE_TRANSIENT makes SQLite copy before the closure's buffer dies.
+        let rc = value.withCString { pointer in
+            sqlite3_bind_text(raw, index, pointer, Int32(value.utf8.count), bq_sqlite_transient())
+        }
+        try check(rc)
+    }
+
+    /// Advances; true when a row is available, false when done.
+    func step() throws(StorageError) -> Bool {
+        let rc = sqlite3_step(raw)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, sql: sql)
+            sqlite3_reset(raw)
+            throw error
+        }
+    }
+
+    /// Binds nothing new, steps to completion, resets.
+    func run() throws(StorageError) {
+        defer { reset() }
+        while try step() {}
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+
+    /// A copy of the column's text ("" for NULL).
+    func string(_ column: Int32) -> String {
+        // column_text first, then column_bytes: the order SQLite documents for a stable length.
+        guard let bytes = sqlite3_column_text(raw, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(raw, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    func optionalString(_ column: Int32) -> String? {
+        isNull(column) ? nil : string(column)
+    }
+
+    private func check(_ rc: Int32) throws(StorageError) {
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+}
