@@ -1,0 +1,265 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a `BlockingLineSocket` call failed.
+public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// No complete line (or no connection) before the deadline.
+        case timedOut
+        /// The socket was closed by `close()`.
+        case closed
+        /// The host is not an IPv4 or IPv6 literal.
+        case badAddress
+        /// A system call failed with this errno.
+        case system(errno: Int32)
+    }
+
+    public let kind: Kind
+    /// The call that failed, e.g. `connect 127.0.0.1:4747`.
+    public let operation: String
+
+    public init(_ kind: Kind, operation: String) {
+        self.kind = kind
+        self.operation = operation
+    }
+
+    public var description: String {
+        switch kind {
+        case .timedOut: "\(operation): timed out"
+        case .closed: "\(operation): socket is closed"
+        case .badAddress: "\(operation): not an IP address"
+        case .system(let code): "\(operation): \(String(cString: strerror(code))) (errno \(code))"
+        }
+    }
+
+    /// Reads errno at once, before anything else can overwrite it.
+    static func fromErrno(_ operation: String) -> SocketError {
+        SocketError(.system(errno: errno), operation: operation)
+    }
+}
+
+/// A small blocking TCP line client over POSIX sockets, with no event loop: for tests, tools and
+/// the client library.
+///
+/// Threads: one thread may read (`readLine`) while another writes (`send`, `sendLine`,
+/// `shutdownWrite`); the read buffer belongs to the reader alone. `close()` must not race with
+/// a call in progress on another thread (the descriptor number could be reused): to wake a
+/// blocked reader, call `shutdownWrite()` and let the peer hang up, or close from the reader.
+public final class BlockingLineSocket: @unchecked Sendable {
+    private let descriptor: Int32
+    /// Guards `closed`, the only state both threads touch.
+    private let lock = NSLock()
+    private var closed = false
+    /// Reader-thread state: received bytes not yet returned, from `start`.
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// Where the newline search resumes, so a long line is scanned once, not once per read.
+    private var scanned = 0
+    private var sawEOF = false
+    private let peer: String
+
+    /// Connects to an IPv4 or IPv6 literal ("localhost" means 127.0.0.1) within the timeout.
+    /// `receiveBufferBytes` sets SO_RCVBUF before connecting (small values make a slow reader
+    /// fill up fast in tests).
+    public init(host: String, port: Int, connectTimeoutMilliseconds: Int = 5000,
+                receiveBufferBytes: Int? = nil) throws(SocketError) {
+        peer = "\(host):\(port)"
+        let literal = host == "localhost" ? "127.0.0.1" : host
+        var storage = sockaddr_storage()
+        var length: socklen_t
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = UInt16(clamping: port).bigEndian
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v4, as: sockaddr_in.self) }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        } else if inet_pton(AF_INET6, literal, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = UInt16(clamping: port).bigEndian
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v6, as: sockaddr_in6.self) }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            throw SocketError(.badAddress, operation: "connect \(peer)")
+        }
+        #if canImport(Glibc)
+        let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let streamType = SOCK_STREAM
+        #endif
+        let fd = socket(Int32(storage.ss_family), streamType, 0)
+        if fd < 0 { throw SocketError.fromErrno("socket") }
+        do throws(SocketError) {
+            if var size = receiveBufferBytes.map(Int32.init(clamping:)) {
+                if setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) < 0 {
+                    throw SocketError.fromErrno("setsockopt SO_RCVBUF")
+                }
+            }
+            try Self.connect(fd, &storage, length, timeoutMilliseconds: connectTimeoutMilliseconds,
+                             operation: "connect \(peer)")
+            var on: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        descriptor = fd
+    }
+
+    /// A non-blocking connect bounded by `poll`, then back to blocking mode.
+    private static func connect(_ fd: Int32, _ storage: inout sockaddr_storage, _ length: socklen_t,
+                                timeoutMilliseconds: Int, operation: String) throws(SocketError) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        let status = withUnsafePointer(to: &storage) {
+            Glibc.connect(fd, UnsafeRawPointer($0).assumingMemoryBound(to: sockaddr.self), length)
+        }
+        if status < 0 {
+            guard errno == EINPROGRESS else { throw SocketError.fromErrno(operation) }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
+            if ready < 0 { throw SocketError.fromErrno(operation) }
+            if ready == 0 { throw SocketError(.timedOut, operation: operation) }
+            var failure: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size)
+            if failure != 0 { throw SocketError(.system(errno: failure), operation: operation) }
+        }
+        _ = fcntl(fd, F_SETFL, flags)
+    }
+
+    deinit { close() }
+
+    /// True once `close()` ran.
+    public var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
+    }
+
+    private func checkOpen(_ operation: String) throws(SocketError) {
+        if isClosed { throw SocketError(.closed, operation: operation) }
+    }
+
+    // MARK: Writing (writer thread)
+
+    /// Sends the whole buffer, looping over partial sends. Never raises SIGPIPE.
+    public func send(_ bytes: [UInt8]) throws(SocketError) {
+        try checkOpen("send to \(peer)")
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { raw in
+                Glibc.send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                throw SocketError.fromErrno("send to \(peer)")
+            }
+            offset += sent
+        }
+    }
+
+    /// Sends `line` and a "\n".
+    public func sendLine(_ line: String) throws(SocketError) {
+        try send(Array(line.utf8) + [0x0A])
+    }
+
+    /// Sends FIN: the peer reads EOF after what was sent; reading still works.
+    public func shutdownWrite() {
+        guard !isClosed else { return }
+        Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Closes the socket. Idempotent. See the type's note on threads.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        Glibc.close(descriptor)
+    }
+
+    // MARK: Reading (reader thread)
+
+    /// The next line, without its "\n" and a "\r" before it; lines may be of any length.
+    /// At EOF returns the unterminated rest if there is any, then nil. Throws `.timedOut` when
+    /// no complete line arrived within the timeout (bytes received so far are kept for later).
+    public func readLine(timeoutMilliseconds: Int) throws(SocketError) -> [UInt8]? {
+        let deadline = Self.monotonicMilliseconds() + timeoutMilliseconds
+        while true {
+            if let line = takeLine() { return line }
+            if sawEOF {
+                guard start < buffer.count else { return nil }
+                let rest = Array(buffer[start...])
+                buffer.removeAll()
+                start = 0
+                scanned = 0
+                return rest
+            }
+            try receive(until: deadline)
+        }
+    }
+
+    /// Cuts the first complete line out of the buffer, if there is one.
+    private func takeLine() -> [UInt8]? {
+        let newline: Int? = buffer.withUnsafeBytes { raw in
+            guard scanned < raw.count,
+                  let found = memchr(raw.baseAddress! + scanned, 0x0A, raw.count - scanned) else { return nil }
+            return raw.baseAddress!.distance(to: UnsafeRawPointer(found))
+        }
+        guard let newline else {
+            scanned = buffer.count
+            return nil
+        }
+        var end = newline
+        if end > start, buffer[end - 1] == 0x0D { end -= 1 }
+        let line = Array(buffer[start..<end])
+        start = newline + 1
+        scanned = start
+        // Compact once the consumed prefix dominates, so the buffer never grows without bound.
+        if start > 65536, start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
+        return line
+    }
+
+    /// Waits for bytes until the deadline and appends them; sets `sawEOF` on the peer's FIN.
+    private func receive(until deadline: Int) throws(SocketError) {
+        try checkOpen("read from \(peer)")
+        while true {
+            let remaining = deadline - Self.monotonicMilliseconds()
+            if remaining <= 0 { throw SocketError(.timedOut, operation: "read from \(peer)") }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(clamping: remaining))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw SocketError.fromErrno("poll \(peer)")
+            }
+            if ready == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress!, $0.count, 0) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw SocketError.fromErrno("read from \(peer)")
+            }
+            if count == 0 {
+                sawEOF = true
+            } else {
+                buffer.append(contentsOf: chunk[..<count])
+            }
+            return
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+}

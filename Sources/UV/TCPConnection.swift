@@ -1,0 +1,298 @@
+import CLibUV
+
+/// One TCP connection, accepted by a `TCPServer` or made with `connect`. Loop thread only.
+///
+/// While open, libuv holds a +1 reference to the connection, so it lives until its close
+/// callback even if nobody else keeps it; after that it drops its callbacks (breaking cycles
+/// through closures that capture it) and every method is a no-op.
+public final class TCPConnection: HandleOwner {
+    private enum State {
+        /// Reading and writing allowed.
+        case open
+        /// `closeAfterFlush` (or the peer's EOF) started: no new writes, close once flushed.
+        case flushing
+        /// `uv_close` called; waiting for the close callback.
+        case closing
+        /// The close callback ran; `handle` memory is freed.
+        case closed
+    }
+
+    public let loop: EventLoop
+    /// Heap memory freed in the close callback; never touched once `state == .closed`.
+    private let handle: UnsafeMutablePointer<uv_tcp_t>
+    private var state = State.open
+    private var isReading = false
+    private var closeError: UVError?
+
+    /// Bytes received, copied out of the loop's shared read buffer. Loop thread.
+    public var onRead: (([UInt8]) -> Void)?
+    /// Runs exactly once, from the close callback, after EOF, an error or `close()`.
+    /// The error is nil for a clean EOF or a requested close.
+    public var onClose: ((UVError?) -> Void)?
+    /// Runs when `queuedWriteBytes` returns to 0 after a write completes successfully.
+    public var onDrain: (() -> Void)?
+    /// Bytes handed to `write` whose write callback has not run yet.
+    public private(set) var queuedWriteBytes = 0
+    /// The peer's address, e.g. "127.0.0.1:53122" or "[::1]:53122".
+    public private(set) var peerDescription = "?"
+
+    /// True until `close()`, `closeAfterFlush()`, EOF or an error.
+    public var isOpen: Bool { state == .open }
+
+    private init(loop: EventLoop) throws(UVError) {
+        self.loop = loop
+        handle = allocateZeroed(uv_tcp_t.self)
+        let status = uv_tcp_init(loop.raw, handle)
+        if status < 0 {
+            handle.deallocate()
+            throw UVError(code: status, operation: "uv_tcp_init")
+        }
+        retainOwner(self, in: handle)
+    }
+
+    /// Accepts the pending connection of a listening handle (inside its connection callback).
+    convenience init(acceptingFrom server: UnsafeMutablePointer<uv_tcp_t>, loop: EventLoop) throws(UVError) {
+        try self.init(loop: loop)
+        let status = uv_accept(asStream(server), asStream(handle))
+        if status < 0 {
+            closeNow(error: nil)
+            throw UVError(code: status, operation: "uv_accept")
+        }
+        rememberPeer()
+    }
+
+    private func rememberPeer() {
+        peerDescription = tcpAddress(handle, peer: true).map(describe) ?? "?"
+    }
+
+    // MARK: Reading
+
+    /// Delivers received bytes to `onRead` until `stopReading()` or close.
+    public func startReading() {
+        guard state == .open, !isReading else { return }
+        let status = uv_read_start(asStream(handle), { handle, _, buffer in
+            // Loop thread. The buffer belongs to the loop and is reused for every read; the
+            // read callback copies out of it before libuv asks for it again.
+            let connection = owner(of: handle!, as: TCPConnection.self)
+            buffer!.pointee = uv_buf_init(connection.loop.readBuffer, UInt32(EventLoop.readBufferSize))
+        }, { stream, count, buffer in
+            // Loop thread; `buffer` is the loop's read buffer handed out just above.
+            owner(of: asHandle(stream!), as: TCPConnection.self).didRead(count, buffer!.pointee)
+        })
+        if status < 0 {
+            closeNow(error: UVError(code: status, operation: "uv_read_start"))
+        } else {
+            isReading = true
+        }
+    }
+
+    /// Stops delivering bytes; the kernel buffers what arrives (and then the peer blocks).
+    public func stopReading() {
+        guard isReading, state == .open || state == .flushing else { return }
+        isReading = false
+        uv_read_stop(asStream(handle))
+    }
+
+    private func didRead(_ count: Int, _ buffer: uv_buf_t) {
+        if count > 0 {
+            let bytes = [UInt8](UnsafeRawBufferPointer(start: buffer.base, count: count))
+            onRead?(bytes)
+        } else if count == Int(UV_EOF.rawValue) {
+            // The peer will send nothing more; deliver what we still owe it, then hang up.
+            stopReading()
+            if queuedWriteBytes == 0 { closeNow(error: nil) } else { closeAfterFlush() }
+        } else if count < 0 {
+            closeNow(error: UVError(code: Int32(count), operation: "read from \(peerDescription)"))
+        }
+        // count == 0 means "nothing this time" (EAGAIN): not an event.
+    }
+
+    // MARK: Writing
+
+    /// Queues a copy of `bytes`. `completion` (loop thread) gets nil once the kernel has all of
+    /// them, or the error (`isCancelled` when the connection closed first). After close or
+    /// `closeAfterFlush` this is a no-op and `completion` never runs.
+    public func write(_ bytes: [UInt8], completion: ((UVError?) -> Void)? = nil) {
+        write(gathering: CollectionOfOne(bytes), completion: completion)
+    }
+
+    /// Queues several chunks as one `uv_write` (one copy, one syscall when the socket is
+    /// writable): the way to send everything a loop turn produced for this connection.
+    public func write(gathering chunks: some Collection<[UInt8]>, completion: ((UVError?) -> Void)? = nil) {
+        guard state == .open else { return }
+        let total = chunks.reduce(0) { $0 + $1.count }
+        let pending = PendingWrite(connection: self, byteCount: total, completion: completion)
+        var offset = 0
+        for chunk in chunks {
+            chunk.withUnsafeBytes { source in
+                guard let base = source.baseAddress else { return }
+                (pending.bytes + offset).copyMemory(from: base, byteCount: source.count)
+            }
+            offset += chunk.count
+        }
+        submit(pending)
+    }
+
+    private func submit(_ pending: PendingWrite) {
+        // The request carries a +1 reference to `pending` (and so to its bytes and to this
+        // connection) until the write callback, which libuv always calls, with ECANCELED if the
+        // handle closes first.
+        pending.request.pointee.data = Unmanaged.passRetained(pending).toOpaque()
+        var buffer = uv_buf_init(pending.bytes.assumingMemoryBound(to: CChar.self), UInt32(pending.byteCount))
+        let status = uv_write(pending.request, asStream(handle), &buffer, 1) { request, status in
+            // Loop thread: libuv is done with the request and the bytes.
+            let pending = Unmanaged<PendingWrite>.fromOpaque(request!.pointee.data).takeRetainedValue()
+            pending.connection.writeFinished(pending, status: status)
+        }
+        if status < 0 {
+            // libuv did not take the request: no callback will come, so undo the retain here.
+            Unmanaged<PendingWrite>.fromOpaque(pending.request.pointee.data).release()
+            closeNow(error: UVError(code: status, operation: "uv_write to \(peerDescription)"))
+            return
+        }
+        queuedWriteBytes += pending.byteCount
+    }
+
+    private func writeFinished(_ pending: PendingWrite, status: Int32) {
+        queuedWriteBytes -= pending.byteCount
+        let error = status < 0 ? UVError(code: status, operation: "uv_write to \(peerDescription)") : nil
+        pending.completion?(error)
+        if let error, !error.isCancelled {
+            closeNow(error: error)
+        } else if error == nil, queuedWriteBytes == 0, state == .open {
+            onDrain?()
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes at once; pending writes complete with ECANCELED. Idempotent.
+    public func close() { closeNow(error: nil) }
+
+    /// Sends everything already queued, then the FIN (`uv_shutdown`), then closes. Stops
+    /// reading at once. Writes after this are ignored. Idempotent.
+    public func closeAfterFlush() {
+        guard state == .open else { return }
+        state = .flushing
+        stopReading()
+        let request = allocateZeroed(uv_shutdown_t.self)
+        let status = uv_shutdown(request, asStream(handle)) { request, status in
+            // Loop thread. The stream's owner is alive: libuv runs a pending shutdown callback
+            // (ECANCELED) before the handle's close callback. The request is ours to free.
+            let connection = owner(of: asHandle(request!.pointee.handle), as: TCPConnection.self)
+            request!.deallocate()
+            let error = status < 0 && status != UV_ECANCELED.rawValue
+                ? UVError(code: status, operation: "uv_shutdown") : nil
+            connection.closeNow(error: error)
+        }
+        if status < 0 {
+            request.deallocate()
+            closeNow(error: UVError(code: status, operation: "uv_shutdown"))
+        }
+    }
+
+    private func closeNow(error: UVError?) {
+        guard state == .open || state == .flushing else { return }
+        state = .closing
+        isReading = false
+        closeError = error
+        closeHandle(asHandle(handle))
+    }
+
+    func handleDidClose() {
+        state = .closed
+        let callback = onClose
+        onClose = nil
+        onRead = nil
+        onDrain = nil
+        callback?(closeError)
+    }
+
+    // MARK: Options and client side
+
+    /// Disables (true) or enables Nagle's algorithm.
+    public func setNoDelay(_ on: Bool) {
+        guard state == .open || state == .flushing else { return }
+        uv_tcp_nodelay(handle, on ? 1 : 0)
+    }
+
+    /// Connects to an IPv4 or IPv6 literal. `completion` runs on the loop thread; for an address
+    /// that cannot be parsed, before `connect` returns. The connection is not reading yet.
+    public static func connect(loop: EventLoop, host: String, port: Int,
+                               _ completion: @escaping (Result<TCPConnection, UVError>) -> Void) {
+        let operation = "uv_tcp_connect \(host):\(port)"
+        let connection: TCPConnection
+        var address: sockaddr_storage
+        do {
+            address = try socketAddress(host: host, port: port, operation: operation)
+            connection = try TCPConnection(loop: loop)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let attempt = ConnectAttempt(completion: completion, operation: operation)
+        // Freed in the connect callback, which libuv always calls once the request is accepted
+        // (with ECANCELED if the handle closes first); it holds a +1 on `attempt`.
+        let request = allocateZeroed(uv_connect_t.self)
+        request.pointee.data = Unmanaged.passRetained(attempt).toOpaque()
+        let status = withSockaddr(&address) { sockaddr in
+            uv_tcp_connect(request, connection.handle, sockaddr) { request, status in
+                // Loop thread. The connection is alive: its handle still holds its owner.
+                let attempt = Unmanaged<ConnectAttempt>.fromOpaque(request!.pointee.data).takeRetainedValue()
+                let connection = owner(of: asHandle(request!.pointee.handle), as: TCPConnection.self)
+                request!.deallocate()
+                attempt.finish(connection, status: status)
+            }
+        }
+        if status < 0 {
+            Unmanaged<ConnectAttempt>.fromOpaque(request.pointee.data).release()
+            request.deallocate()
+            connection.close()
+            completion(.failure(UVError(code: status, operation: operation)))
+        }
+    }
+
+    /// The state of one `connect` call between the request and its callback.
+    private final class ConnectAttempt {
+        let completion: (Result<TCPConnection, UVError>) -> Void
+        let operation: String
+
+        init(completion: @escaping (Result<TCPConnection, UVError>) -> Void, operation: String) {
+            self.completion = completion
+            self.operation = operation
+        }
+
+        func finish(_ connection: TCPConnection, status: Int32) {
+            if status < 0 {
+                connection.close()
+                completion(.failure(UVError(code: status, operation: operation)))
+            } else {
+                connection.rememberPeer()
+                completion(.success(connection))
+            }
+        }
+    }
+}
+
+/// One `uv_write` in flight: the request and the copy of the bytes it sends. Both are owned
+/// here and freed at deinit, which happens after the write callback released the request's
+/// +1 reference. Loop thread only.
+final class PendingWrite {
+    let request: UnsafeMutablePointer<uv_write_t> = allocateZeroed(uv_write_t.self)
+    let bytes: UnsafeMutableRawPointer
+    let byteCount: Int
+    let connection: TCPConnection
+    let completion: ((UVError?) -> Void)?
+
+    init(connection: TCPConnection, byteCount: Int, completion: ((UVError?) -> Void)?) {
+        self.connection = connection
+        self.byteCount = byteCount
+        self.completion = completion
+        bytes = .allocate(byteCount: max(byteCount, 1), alignment: 1)
+    }
+
+    deinit {
+        request.deallocate()
+        bytes.deallocate()
+    }
+}

@@ -1,0 +1,35 @@
+import CLibUV
+
+/// A libuv failure: the negative status code libuv returned and the call that returned it.
+public struct UVError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// libuv's negative error code, e.g. `UV_EADDRINUSE.rawValue`.
+    public let code: Int32
+    /// The libuv call (and, where it helps, its argument), e.g. `uv_tcp_bind 127.0.0.1:4747`.
+    public let operation: String
+    /// Extra context that the code alone cannot carry, e.g. which handles keep a loop busy.
+    public let detail: String
+
+    public init(code: Int32, operation: String, detail: String = "") {
+        self.code = code
+        self.operation = operation
+        self.detail = detail
+    }
+
+    /// libuv's symbolic name for the code, e.g. `EADDRINUSE`.
+    public var name: String { String(cString: uv_err_name(code)) }
+
+    /// For example `uv_tcp_bind 127.0.0.1:4747: address already in use (EADDRINUSE)`.
+    public var description: String {
+        let base = "\(operation): \(String(cString: uv_strerror(code))) (\(name))"
+        return detail.isEmpty ? base : "\(base): \(detail)"
+    }
+
+    /// True when the code is `UV_ECANCELED`: the request was dropped because its handle closed.
+    public var isCancelled: Bool { code == UV_ECANCELED.rawValue }
+}
+
+/// Turns a libuv status into a typed throw; libuv reports failure as a negative return value.
+@inline(__always)
+func check(_ status: Int32, _ operation: @autoclosure () -> String) throws(UVError) {
+    if status < 0 { throw UVError(code: status, operation: operation()) }
+}
