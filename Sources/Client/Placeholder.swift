@@ -1,1 +1,1 @@
-// Placeholder until the Client layer lands.
+// The client library: see Client.swift (coming with issue 5).

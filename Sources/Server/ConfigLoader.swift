@@ -1,0 +1,117 @@
+import EventLog
+import JSON
+
+/// Builds a ServerConfig from three layers: the config file, then environment
+/// variables, then command-line flags (the caller applies flags last).
+/// Every setting is listed once, here; docs/configuration.md mirrors this table.
+public enum ConfigLoader {
+    public struct Setting: Sendable {
+        public let key: String
+        public let environment: String
+        public let help: String
+        let apply: @Sendable (inout ServerConfig, JSONValue) throws(ConfigError) -> Void
+    }
+
+    public static let settings: [Setting] = [
+        string("host", "BQ_HOST", "address to listen on") { $0.host = $1 },
+        int("port", "BQ_PORT", "TCP port (0 picks a free one)", 0...65_535) { $0.port = $1 },
+        string("data", "BQ_DATA", "data directory: the SQLite log and the admin key file") { $0.dataDirectory = $1 },
+        string("seed", "BQ_SEED", "seed file for games without events") { $0.seedPath = $1 },
+        string("default_game", "BQ_DEFAULT_GAME", "the game a request means when it names none") { $0.defaultGame = $1 },
+        Setting(key: "games", environment: "BQ_GAMES", help: "every game this server holds (comma-separated in the environment)") { config, value throws(ConfigError) in
+            switch value {
+            case .array(let items):
+                config.games = try items.map { item throws(ConfigError) in
+                    guard case .string(let name) = item, !name.isEmpty else { throw ConfigError("games must be a list of names") }
+                    return name
+                }
+            case .string(let list): config.games = list.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+            default: throw ConfigError("games must be a list of names")
+            }
+        },
+        string("admin_key", "BQ_ADMIN_KEY", "organizer console key; made in the data directory when unset") { $0.adminKey = $1 },
+        Setting(key: "synchronous", environment: "BQ_SYNCHRONOUS", help: "full (default: a commit survives power loss), normal or off") { config, value throws(ConfigError) in
+            guard case .string(let raw) = value, let mode = SyncMode(rawValue: raw.lowercased()) else {
+                throw ConfigError("synchronous must be \"full\", \"normal\" or \"off\"")
+            }
+            config.synchronous = mode
+        },
+        int("snapshot_every", "BQ_SNAPSHOT_EVERY", "events between snapshots of a game's state", 1...10_000_000) { $0.snapshotEvery = $1 },
+        int("max_batch_requests", "BQ_MAX_BATCH_REQUESTS", "commands per SQLite transaction at most", 1...100_000) { $0.maxBatchRequests = $1 },
+        int("max_line_bytes", "BQ_MAX_LINE_BYTES", "longest request line", 256...16 << 20) { $0.limits.maxLineBytes = $1 },
+        int("max_connections", "BQ_MAX_CONNECTIONS", "open connections at once", 1...1_000_000) { $0.limits.maxConnections = $1 },
+        int("requests_per_second", "BQ_REQUESTS_PER_SECOND", "requests per second per connection", 1...10_000_000) { $0.limits.requestsPerSecond = $1 },
+        int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },
+        int("max_queued_bytes", "BQ_MAX_QUEUED_BYTES", "outbound bytes queued per connection before patches are held", 4_096...1 << 30) { $0.limits.maxQueuedBytes = $1 },
+        int("max_pending_requests", "BQ_MAX_PENDING_REQUESTS", "unanswered requests per connection before reading pauses", 1...1_000_000) { $0.limits.maxPendingRequests = $1 },
+        int("idle_timeout_seconds", "BQ_IDLE_TIMEOUT_SECONDS", "seconds without a request before bye idle_timeout; 0 is off", 0...10_000_000) { $0.limits.idleTimeoutSeconds = $1 },
+        int("max_json_depth", "BQ_MAX_JSON_DEPTH", "nesting depth of a request's JSON", 2...512) { $0.limits.maxJSONDepth = $1 },
+    ]
+
+    /// Applies a config file's JSON object; unknown keys are errors (a typo must not pass silently).
+    public static func apply(file json: JSONValue, path: String, to config: inout ServerConfig) throws(ConfigError) {
+        guard case .object(let fields) = json else { throw ConfigError("\(path): must be a JSON object") }
+        let byKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
+        for key in fields.keys.sorted() {
+            guard let setting = byKey[key] else {
+                throw ConfigError("\(path): unknown setting \"\(key)\" (known: \(settings.map(\.key).joined(separator: ", ")))")
+            }
+            do {
+                try setting.apply(&config, fields[key]!)
+            } catch {
+                throw ConfigError("\(path): \(error.message)")
+            }
+        }
+    }
+
+    /// Applies environment variables (strings), parsing numbers where a setting wants one.
+    public static func apply(environment: [String: String], to config: inout ServerConfig) throws(ConfigError) {
+        for setting in settings {
+            guard let raw = environment[setting.environment] else { continue }
+            let value: JSONValue = Int(raw).map { .int($0) } ?? .string(raw)
+            do {
+                try setting.apply(&config, value)
+            } catch {
+                throw ConfigError("\(setting.environment): \(error.message)")
+            }
+        }
+    }
+
+    private static func string(_ key: String, _ environment: String, _ help: String,
+                               _ set: @escaping @Sendable (inout ServerConfig, String) -> Void) -> Setting {
+        Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
+            switch value {
+            case .string(let text) where !text.isEmpty: set(&config, text)
+            case .int(let number): set(&config, String(number))
+            default: throw ConfigError("\(key) must be a non-empty string")
+            }
+        }
+    }
+
+    private static func int(_ key: String, _ environment: String, _ help: String, _ range: ClosedRange<Int>,
+                            _ set: @escaping @Sendable (inout ServerConfig, Int) -> Void) -> Setting {
+        Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
+            guard case .int(let number) = value, range.contains(number) else {
+                throw ConfigError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            }
+            set(&config, number)
+        }
+    }
+}
+
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,310 @@
+import Domain
+import EventLog
+import JSON
+import Logging
+import Protocol
+import Views
+
+/// One game on the loop thread: its durable state, the speculative state that
+/// pending commands were decided against, idempotency records, subscribers and
+/// the per-viewer view cache. Confined to the loop thread: no locks.
+final class GameHub {
+    let name: String
+    private(set) var durable: GameState
+    private(set) var speculative: GameState
+    private var pending: [PendingCommand] = []
+    private var idempotency: [IdempotencyKey: IdempotencyEntry] = [:]
+    private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
+    /// Signed-in connections, so a revoked token can find every one of them.
+    private var members: [ObjectIdentifier: ClientConnection] = [:]
+    private var views: [Viewer: CachedView] = [:]
+    private var nextSeq: UInt64 = 0
+    private var lastSnapshotVersion: Int
+    private unowned let server: GameServer
+    /// Commits whose patches and replies go out at the end of this loop turn.
+    private var committedThisTurn: [PendingCommand] = []
+
+    init(name: String, state: GameState, idempotency records: [IdempotencyRecord], lastSnapshotVersion: Int, server: GameServer) {
+        self.name = name
+        self.durable = state
+        self.speculative = state
+        self.lastSnapshotVersion = lastSnapshotVersion
+        self.server = server
+        for record in records {
+            idempotency[IdempotencyKey(owner: record.identity, key: record.key)] = .done(record)
+        }
+    }
+
+    var hasPending: Bool { !pending.isEmpty }
+
+    // MARK: Membership
+
+    func join(_ connection: ClientConnection) { members[ObjectIdentifier(connection)] = connection }
+
+    func leave(_ connection: ClientConnection) {
+        members[ObjectIdentifier(connection)] = nil
+        subscribers[ObjectIdentifier(connection)] = nil
+    }
+
+    func unsubscribe(_ connection: ClientConnection) { subscribers[ObjectIdentifier(connection)] = nil }
+
+    // MARK: Reads
+
+    /// The durable view for a viewer, cached per version: many connections share one projection.
+    func currentView(for viewer: Viewer) -> JSONValue {
+        if let cached = views[viewer], cached.version == durable.version { return cached.view }
+        let fresh = view(durable, for: viewer)
+        views[viewer] = CachedView(version: durable.version, view: fresh)
+        return fresh
+    }
+
+    /// Subscribes and returns the push that starts the connection's view: a snapshot,
+    /// or one patch from `since` when the view at `since` can be rebuilt from the log.
+    func subscribe(_ connection: ClientConnection, viewer: Viewer, since: Int?) -> (mode: String, push: [UInt8]) {
+        subscribers[ObjectIdentifier(connection)] = connection
+        let current = currentView(for: viewer)
+        let version = durable.version
+        if let since, since >= 1, since <= version, let old = server.rebuildView(game: name, at: since, for: viewer) {
+            return ("patch", Wire.patch(from: since, to: version, ops: JSONPatch.diff(old, current)))
+        }
+        return ("snapshot", Wire.snapshot(version: version, state: current))
+    }
+
+    /// A subscriber that fell behind gets one fresh snapshot once its socket drained.
+    func resnapshot(_ connection: ClientConnection, viewer: Viewer) -> [UInt8] {
+        Wire.snapshot(version: durable.version, state: currentView(for: viewer))
+    }
+
+    // MARK: Mutations
+
+    /// Decides a command against the speculative state and hands its events to the
+    /// writer. The reply goes out only once the events are durable.
+    func submit(_ command: Command, request: Request, identity: Identity?, target: ReplyTarget,
+                onCommitted: ((GameState) -> Void)? = nil, result makeResult: ((GameState) -> JSONValue)? = nil) {
+        let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
+        if let key, let entry = idempotency[key] {
+            switch entry {
+            case .done(let record):
+                guard record.fingerprint == request.fingerprint else { return target.error(request.id, mismatch(request)) }
+                let result = (try? JSONParser.parse(Array(record.reply.utf8))) ?? .object([:])
+                return target.ok(request.id, version: Int(record.version), result: result, replayed: true)
+            case .pending(let fingerprint, var waiters):
+                guard fingerprint == request.fingerprint else { return target.error(request.id, mismatch(request)) }
+                // The first copy is on its way to disk: answer this one with its reply.
+                waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
+                idempotency[key] = .pending(fingerprint: fingerprint, waiters: waiters)
+                return
+            }
+        }
+        if let expect = request.expect, expect != speculative.version {
+            return target.error(request.id, ProtocolError(.versionConflict,
+                "Expected version \(expect), but the game is at version \(speculative.version)"), version: speculative.version)
+        }
+        let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock())
+        let events: [Event]
+        switch decide(speculative, command, context) {
+        case .failure(let rejection): return target.error(request.id, ProtocolError(rejection))
+        case .success(let decided): events = decided
+        }
+        let after = replay(events, from: speculative)
+        let result = makeResult?(after) ?? mutationResult(command, events: events, after: after)
+        nextSeq += 1
+        let entry = PendingCommand(seq: nextSeq, request: request, events: events, stateAfter: after, result: result,
+                                   target: target, key: events.isEmpty ? nil : key, onCommitted: onCommitted)
+        if events.isEmpty {
+            // Nothing to write; the answer reflects the speculative state, so it still
+            // waits behind the commands before it.
+            if pending.isEmpty { return finish(entry, version: durable.version) }
+            pending.append(entry)
+            return
+        }
+        if let key { idempotency[key] = .pending(fingerprint: request.fingerprint, waiters: []) }
+        do {
+            try write(entry, expected: speculative.version, key: key)
+        } catch {
+            server.logger.error("cannot encode events", metadata: ["game": "\(name)", "error": "\(error)"])
+            if let key { idempotency[key] = nil }
+            return target.error(request.id, ProtocolError(.internal, "The server could not encode this change"))
+        }
+        speculative = after
+        pending.append(entry)
+    }
+
+    private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) throws {
+        let newEvents = try entry.events.map { try Codec.newEvent($0, idempotencyKey: entry.request.idem) }
+        var records: [IdempotencyRecord] = []
+        if let key {
+            records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,
+                                             reply: entry.result.serialized(sortedKeys: true),
+                                             version: Int64(expected + entry.events.count)))
+        }
+        var snapshot: Snapshot?
+        if entry.stateAfter.version - lastSnapshotVersion >= server.config.snapshotEvery {
+            snapshot = try Codec.snapshot(entry.stateAfter)
+            lastSnapshotVersion = entry.stateAfter.version
+        }
+        let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records, snapshot: snapshot)
+        server.append(request, game: name, seq: entry.seq)
+    }
+
+    private func mismatch(_ request: Request) -> ProtocolError {
+        ProtocolError(.idempotencyMismatch, "Idempotency key \"\(request.idem ?? "")\" was already used for a different request")
+    }
+
+    /// The writer's answer for one command, on the loop thread.
+    func completed(seq: UInt64, result: AppendResult) {
+        guard let head = pending.first(where: { !$0.events.isEmpty }), head.seq == seq else {
+            // A command dropped after an earlier failure: it was decided on a state
+            // that never became durable, so the compare-and-set must have refused it.
+            if case .committed = result {
+                server.logger.critical("a dropped command committed", metadata: ["game": "\(name)", "seq": "\(seq)"])
+            }
+            return
+        }
+        switch result {
+        case .committed(let version):
+            let index = pending.firstIndex { $0.seq == seq }!
+            // Barriers ahead of it reflected states that are now durable.
+            for barrier in pending[..<index] { committedThisTurn.append(barrier) }
+            pending.removeFirst(index + 1)
+            durable = head.stateAfter
+            assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
+            committedThisTurn.append(head)
+        case .conflict(let expected, let actual):
+            server.logger.error("append conflict", metadata: ["game": "\(name)", "expected": "\(expected)", "actual": "\(actual)"])
+            failAll(ProtocolError(.unavailable, "The game changed underneath this request; nothing was committed, try again"))
+        case .failed(let error):
+            server.logger.error("commit failed", metadata: ["game": "\(name)", "error": "\(error)"])
+            failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"))
+        }
+    }
+
+    /// A failed commit takes every command decided on top of it along: their
+    /// states never became durable. Reads keep working from the durable state.
+    private func failAll(_ error: ProtocolError) {
+        let failed = pending
+        pending = []
+        speculative = durable
+        lastSnapshotVersion = min(lastSnapshotVersion, durable.version)
+        var retry: [Waiter] = []
+        for entry in failed {
+            if let key = entry.key, case .pending(_, let waiters)? = idempotency[key] {
+                idempotency[key] = nil
+                retry += waiters
+            }
+            entry.target.error(entry.request.id, error)
+        }
+        // Copies of a failed keyed request were never answered: they get their own try.
+        for waiter in retry {
+            submit(waiter.command, request: waiter.request, identity: waiter.identity, target: waiter.target)
+        }
+    }
+
+    /// Sends what this turn's commits produced: every subscriber's patch first, then the replies.
+    func publish() {
+        guard !committedThisTurn.isEmpty else { return }
+        let done = committedThisTurn
+        committedThisTurn = []
+        pushPatches()
+        for entry in done {
+            let version = entry.events.isEmpty ? durable.version : entry.stateAfter.version
+            entry.onCommitted?(entry.stateAfter)
+            finish(entry, version: version)
+        }
+        // Barriers now at the head reflect durable state too.
+        while let head = pending.first, head.events.isEmpty {
+            pending.removeFirst()
+            finish(head, version: durable.version)
+        }
+        if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
+        if !hasPending { server.hubBecameIdle() }
+    }
+
+    private func finish(_ entry: PendingCommand, version: Int) {
+        entry.target.ok(entry.request.id, version: version, result: entry.result)
+        guard let key = entry.key, case .pending(_, let waiters)? = idempotency[key] else { return }
+        let record = IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,
+                                       reply: entry.result.serialized(sortedKeys: true), version: Int64(version))
+        idempotency[key] = .done(record)
+        for waiter in waiters {
+            waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
+        }
+    }
+
+    /// One projection and one diff per distinct viewer, the same bytes to all of its connections.
+    private func pushPatches() {
+        var byViewer: [Viewer: [ClientConnection]] = [:]
+        for connection in subscribers.values {
+            guard let viewer = connection.viewer else { continue }
+            byViewer[viewer, default: []].append(connection)
+        }
+        let version = durable.version
+        for (viewer, connections) in byViewer {
+            let old = views[viewer]
+            let fresh = view(durable, for: viewer)
+            views[viewer] = CachedView(version: version, view: fresh)
+            var shared: [UInt8]?
+            for connection in connections where !connection.isHoldingPatches {
+                guard let old, connection.sentVersion == old.version else {
+                    // Its view is not the cached one (it cannot happen by design; heal with a snapshot).
+                    connection.push(Wire.snapshot(version: version, state: fresh), version: version)
+                    continue
+                }
+                if shared == nil { shared = Wire.patch(from: old.version, to: version, ops: JSONPatch.diff(old.view, fresh)) }
+                connection.push(shared!, version: version)
+            }
+        }
+    }
+
+    private func revokeStaleTokens() {
+        for connection in members.values {
+            guard case .character(let id, let tokenHash)? = connection.identity else { continue }
+            if durable.characters[id]?.tokenHashes.contains(tokenHash) != true {
+                connection.sayGoodbye(.unclaimed)
+            }
+        }
+    }
+}
+
+struct CachedView {
+    let version: Int
+    let view: JSONValue
+}
+
+struct IdempotencyKey: Hashable {
+    let owner: String
+    let key: String
+}
+
+enum IdempotencyEntry {
+    case done(IdempotencyRecord)
+    case pending(fingerprint: String, waiters: [Waiter])
+}
+
+struct Waiter {
+    let command: Command
+    let request: Request
+    let identity: Identity?
+    let target: ReplyTarget
+}
+
+struct PendingCommand {
+    let seq: UInt64
+    let request: Request
+    let events: [Event]
+    let stateAfter: GameState
+    let result: JSONValue
+    let target: ReplyTarget
+    let key: IdempotencyKey?
+    let onCommitted: ((GameState) -> Void)?
+}
+
+extension Event {
+    var revokesTokens: Bool {
+        switch change {
+        case .characterUnclaimed: return true
+        case .characterClaimed(_, _, _, let takeover): return takeover
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Domain
+import EventLog
+import Foundation
+import JSON
+import Views
+
+/// Start-up: each game's newest snapshot plus the events after it, and the seed
+/// for a game that has none.
+public enum GameLoader {
+    struct Loaded {
+        let state: GameState
+        let idempotency: [IdempotencyRecord]
+        let snapshotVersion: Int
+    }
+
+    static func load(game: String, from store: EventStore) throws -> Loaded {
+        var state = GameState()
+        var snapshotVersion = 0
+        if let snapshot = try store.latestSnapshot(game: game) {
+            do {
+                state = try Codec.state(snapshot)
+            } catch {
+                throw ServerError.startup("Game \(game): the snapshot at version \(snapshot.version) cannot be read (\(error)); run `bq verify`")
+            }
+            guard state.version == Int(snapshot.version) else {
+                throw ServerError.startup("Game \(game): the snapshot at version \(snapshot.version) holds version \(state.version)")
+            }
+            snapshotVersion = state.version
+        }
+        while true {
+            let batch = try store.events(game: game, after: Int64(state.version), limit: 10_000)
+            if batch.isEmpty { break }
+            for stored in batch {
+                guard stored.version == Int64(state.version + 1) else {
+                    throw ServerError.startup("Game \(game): version \(stored.version) follows \(state.version); the log has a gap")
+                }
+                do {
+                    state.apply(try Codec.event(stored))
+                } catch {
+                    throw ServerError.startup("Game \(game): event \(stored.version) (\(stored.type)) cannot be read (\(error))")
+                }
+            }
+        }
+        return Loaded(state: state, idempotency: try store.idempotencyRecords(game: game), snapshotVersion: snapshotVersion)
+    }
+
+    /// Reads and validates a seed file; the error names the file, the field and the problem.
+    public static func readSeed(path: String) throws -> (content: SeedContent, hash: String) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServerError.startup("\(path): cannot read the seed file")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(Array(data), maxDepth: 64)
+        } catch {
+            throw ServerError.startup("\(path): not valid JSON: \(error)")
+        }
+        do {
+            let content = try SeedParser.parse(json, file: path)
+            return (content, Secrets.hash(data: Data(try Codec.encode(content).utf8)))
+        } catch {
+            throw ServerError.startup("\(error)")
+        }
+    }
+
+    /// Commits the seed as the game's first event, unless the game already has events.
+    static func seedIfEmpty(game: String, state: GameState, seedPath: String, store: EventStore, now: Millis) throws -> GameState {
+        guard state.version == 0 else { return state }
+        let (content, hash) = try readSeed(path: seedPath)
+        switch decide(state, .seed(content, hash: hash), CommandContext(actor: .system, at: now)) {
+        case .failure(let rejection):
+            throw ServerError.startup("\(seedPath): \(rejection.message)")
+        case .success(let events):
+            let rows = try events.map { try Codec.newEvent($0, idempotencyKey: nil) }
+            switch store.append(AppendRequest(game: game, expected: 0, events: rows, idempotency: [], snapshot: nil)) {
+            case .committed: return replay(events, from: state)
+            case .conflict(let expected, let actual):
+                throw ServerError.startup("Game \(game): seeding expected version \(expected), found \(actual)")
+            case .failed(let error):
+                throw ServerError.startup("Game \(game): cannot write the seed: \(error)")
+            }
+        }
+    }
+}

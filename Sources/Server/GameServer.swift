@@ -1,0 +1,345 @@
+import Domain
+import EventLog
+import Foundation
+import JSON
+import Logging
+import Protocol
+import UV
+import Views
+
+/// The server: one loop thread owns every connection and every game; one writer
+/// thread owns the SQLite connection. Create it, `run()` it, on the same thread.
+public final class GameServer {
+    public static let serverName = "bq 0.1.0"
+
+    public let config: ServerConfig
+    let loop: EventLoop
+    let logger: Logger
+    let clock: @Sendable () -> Millis
+    private var hubs: [String: GameHub] = [:]
+    private let writer: EventWriter
+    /// The loop thread's own read connection, for `events` and `subscribe since`.
+    private let reader: EventStore
+    private var listener: TCPServer?
+    private var wakeup: AsyncWakeup!
+    private var inbox: CompletionInbox!
+    private var turnHook: LoopTurnHook!
+    private var signals: [SignalWatcher] = []
+    private var idleTimer: LoopTimer?
+    private var stopWakeup: AsyncWakeup!
+    private var connections: [ObjectIdentifier: ClientConnection] = [:]
+    private var dirty: [ClientConnection] = []
+    private var nextConnectionNumber = 0
+    private let adminKey: String
+    private var shuttingDown = false
+    private var finished = false
+
+    /// The port the server listens on (the real one when the config asked for 0).
+    public private(set) var port = 0
+    /// Thread-safe: asks the loop to shut down as SIGTERM would.
+    public private(set) var stopper: ServerStopper!
+
+    public init(config: ServerConfig, logger: Logger, clock: @escaping @Sendable () -> Millis = GameServer.wallClock) throws {
+        self.config = config
+        self.logger = logger
+        self.clock = clock
+        ignoreSIGPIPE()
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
+        adminKey = key.key
+        if let file = key.file {
+            logger.notice("admin key is in \(file) (readable by its owner only)")
+        }
+        let options = StoreOptions(synchronous: config.synchronous)
+        let store: EventStore
+        do {
+            store = try EventStore(path: config.databasePath, options: options)
+        } catch {
+            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)")
+        }
+        var loaded: [String: GameLoader.Loaded] = [:]
+        for game in Set(config.games + [config.defaultGame]) {
+            let found = try GameLoader.load(game: game, from: store)
+            let seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seedPath: config.seedPath, store: store, now: clock())
+            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(config.seedPath)") }
+            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
+        }
+        reader = store
+        writer = try EventWriter(path: config.databasePath, options: options, maxBatchRequests: config.maxBatchRequests)
+        loop = try EventLoop()
+        for (game, state) in loaded {
+            hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
+                                 lastSnapshotVersion: state.snapshotVersion, server: self)
+        }
+        try startLoopHandles()
+    }
+
+    public static let wallClock: @Sendable () -> Millis = { Millis((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    private func startLoopHandles() throws {
+        wakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainCompletions() }
+        inbox = CompletionInbox(wakeup: wakeup)
+        turnHook = try LoopTurnHook(loop: loop) { [unowned self] in self.flushDirty() }
+        stopWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.beginShutdown(reason: "stop requested") }
+        stopper = ServerStopper(wakeup: stopWakeup)
+        for signal in [SIGTERM, SIGINT] {
+            signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
+                self.beginShutdown(reason: number == SIGTERM ? "SIGTERM" : "SIGINT")
+            })
+        }
+        if config.limits.idleTimeoutSeconds > 0 {
+            let timer = try LoopTimer(loop: loop)
+            timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.closeIdleConnections() }
+            idleTimer = timer
+        }
+        listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
+        port = listener!.localPort
+    }
+
+    /// Runs until shutdown has finished and every handle is closed.
+    public func run() {
+        loop.run()
+        do {
+            try loop.close()
+        } catch {
+            logger.error("loop closed with handles open", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Connections
+
+    private func accept(_ tcp: TCPConnection) {
+        guard !shuttingDown else { return tcp.close() }
+        guard connections.count < config.limits.maxConnections else {
+            logger.warning("connection refused: server full", metadata: ["peer": "\(tcp.peerDescription)"])
+            tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(config.limits.maxConnections) connections); try again later")))
+            return tcp.closeAfterFlush()
+        }
+        nextConnectionNumber += 1
+        let connection = ClientConnection(number: nextConnectionNumber, tcp: tcp, server: self, hub: defaultHub)
+        connections[ObjectIdentifier(connection)] = connection
+        connection.start()
+    }
+
+    func connectionClosed(_ connection: ClientConnection) {
+        connection.detach()
+        connections[ObjectIdentifier(connection)] = nil
+    }
+
+    func markDirty(_ connection: ClientConnection) { dirty.append(connection) }
+
+    /// One write per connection per loop turn: replies and patches gathered.
+    private func flushDirty() {
+        let batch = dirty
+        dirty = []
+        for connection in batch { connection.flush() }
+    }
+
+    private func closeIdleConnections() {
+        let limit = UInt64(config.limits.idleTimeoutSeconds) * 1000
+        let now = loop.nowMilliseconds
+        for connection in connections.values where now &- connection.lastActivity > limit {
+            connection.sayGoodbye(.idleTimeout)
+        }
+    }
+
+    // MARK: Requests
+
+    var defaultHub: GameHub { hubs[config.defaultGame]! }
+
+    private func hub(named name: String?) -> GameHub? { hubs[name ?? config.defaultGame] }
+
+    func handle(_ request: Request, from connection: ClientConnection, target: ReplyTarget) {
+        if shuttingDown {
+            return target.error(request.id, ProtocolError(.unavailable, "The server is shutting down"))
+        }
+        switch request.operation {
+        case .ping:
+            target.ok(request.id, version: connection.hub.durable.version, result: .object([:]))
+        case .characters(let game):
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            let list: [JSONValue] = hub.durable.sortedCharacters.map {
+                .object(["id": .string($0.id), "name": .string($0.name), "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)])
+            }
+            target.ok(request.id, version: hub.durable.version, result: .object(["characters": .array(list)]))
+        case .claim(let character, let device, let pin, let game):
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            claim(character: character, device: device, pin: pin, hub: hub, request: request, connection: connection, target: target)
+        case .auth(let token):
+            let hash = Secrets.hash(token)
+            for hub in hubs.values {
+                if let character = hub.durable.character(forTokenHash: hash) {
+                    connection.signIn(.character(character.id, tokenHash: hash), hub: hub)
+                    return target.ok(request.id, version: hub.durable.version, result: .object([
+                        "character": .string(character.id), "role": .string(character.role.rawValue)]))
+                }
+            }
+            target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
+        case .admin(let key, let game):
+            guard Secrets.constantTimeEquals(key, adminKey) else {
+                logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)"])
+                return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
+            }
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            connection.signIn(.admin, hub: hub)
+            target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
+        default:
+            guard let identity = connection.identity else {
+                return target.error(request.id, ProtocolError(.unauthenticated, "Sign in first: claim a character, auth with a token, or admin with the key"))
+            }
+            signedIn(request, identity: identity, connection: connection, target: target)
+        }
+    }
+
+    private func signedIn(_ request: Request, identity: Identity, connection: ClientConnection, target: ReplyTarget) {
+        let hub = connection.hub
+        let version = hub.durable.version
+        switch request.operation {
+        case .whoami:
+            target.ok(request.id, version: version, result: whoami(identity, hub: hub))
+        case .state:
+            target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
+        case .subscribe(let since):
+            let start = connection.subscribe(since: since)
+            target.ok(request.id, version: version, result: .object(["mode": .string(start.mode)]))
+            connection.queue(start.push)
+        case .unsubscribe:
+            connection.unsubscribe()
+            target.ok(request.id, version: version, result: .object([:]))
+        case .timeline(let after, let limit):
+            let entries = hub.durable.timeline.lazy.filter { $0.seq > after }.prefix(limit).map(timelineView)
+            target.ok(request.id, version: version, result: .object(["entries": .array(Array(entries))]))
+        case .events(let after, let limit):
+            guard identity == .admin || hub.durable.role(of: identity.actor) == .organizer else {
+                return target.error(request.id, ProtocolError(.forbidden, "Only the organizer can read the event log"))
+            }
+            events(hub: hub, after: after, limit: limit, request: request, target: target)
+        case .mutation(let command):
+            hub.submit(command, request: request, identity: identity, target: target)
+        case .ping, .characters, .claim, .auth, .admin:
+            break
+        }
+    }
+
+    private func whoami(_ identity: Identity, hub: GameHub) -> JSONValue {
+        switch identity {
+        case .admin: return .object(["character": .null, "role": .string("admin")])
+        case .character(let id, _):
+            return .object(["character": .string(id), "role": hub.durable.characters[id].map { .string($0.role.rawValue) } ?? .null])
+        }
+    }
+
+    private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
+                       connection: ClientConnection, target: ReplyTarget) {
+        let token = Secrets.newToken()
+        let hash = Secrets.hash(token)
+        // A claim's token is new each time, so a claim is never replayed from an idempotency key.
+        var unkeyed = request
+        unkeyed.idem = nil
+        hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: unkeyed, identity: nil, target: target,
+                   onCommitted: { [unowned connection] _ in connection.signIn(.character(character, tokenHash: hash), hub: hub) },
+                   result: { state in
+                       .object(["token": .string(token), "character": .string(character),
+                                "role": state.characters[character].map { .string($0.role.rawValue) } ?? .null])
+                   })
+    }
+
+    private func events(hub: GameHub, after: Int, limit: Int, request: Request, target: ReplyTarget) {
+        do {
+            let rows = try reader.events(game: hub.name, after: Int64(after), limit: limit)
+            let list: [JSONValue] = rows.map { row in
+                var data = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
+                // The payload wraps its fields in the case name; token hashes stay in the log.
+                if case .object(let outer) = data, outer.count == 1, let inner = outer.values.first { data = inner }
+                if case .object(var fields) = data, fields["tokenHash"] != nil {
+                    fields["tokenHash"] = nil
+                    data = .object(fields)
+                }
+                return .object(["version": .int(Int(row.version)), "type": .string(row.type), "actor": .string(row.actor),
+                                "at": .string(formatTimestamp(row.at)), "data": data])
+            }
+            target.ok(request.id, version: hub.durable.version, result: .object(["events": .array(list)]))
+        } catch {
+            logger.error("cannot read events", metadata: ["game": "\(hub.name)", "error": "\(error)"])
+            target.error(request.id, ProtocolError(.unavailable, "Cannot read the event log right now"))
+        }
+    }
+
+    private func noSuchGame(_ game: String?) -> ProtocolError {
+        ProtocolError(.notFound, "No game \"\(game ?? config.defaultGame)\" on this server")
+    }
+
+    /// The view at an earlier version, rebuilt from the newest snapshot at or before it plus the events up to it.
+    func rebuildView(game: String, at version: Int, for viewer: Viewer) -> JSONValue? {
+        do {
+            var state = GameState()
+            if let snapshot = try reader.latestSnapshot(game: game, atOrBefore: Int64(version)) {
+                state = try Codec.state(snapshot)
+            }
+            for stored in try reader.events(game: game, after: Int64(state.version), through: Int64(version)) {
+                state.apply(try Codec.event(stored))
+            }
+            guard state.version == version else { return nil }
+            return view(state, for: viewer)
+        } catch {
+            logger.warning("cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    // MARK: The writer
+
+    func append(_ request: AppendRequest, game: String, seq: UInt64) {
+        let inbox = self.inbox!
+        writer.submit(request) { result in inbox.post(CompletionInbox.Item(game: game, seq: seq, result: result)) }
+    }
+
+    private func drainCompletions() {
+        var touched: [String: GameHub] = [:]
+        for item in inbox.takeAll() {
+            guard let hub = hubs[item.game] else { continue }
+            hub.completed(seq: item.seq, result: item.result)
+            touched[item.game] = hub
+        }
+        for hub in touched.values { hub.publish() }
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    func hubBecameIdle() {
+        if shuttingDown { finishShutdownIfIdle() }
+    }
+
+    // MARK: Shutdown
+
+    /// Stop accepting and reading; finish the commands in flight; then `bye` to everyone.
+    func beginShutdown(reason: String) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        logger.notice("shutting down", metadata: ["reason": "\(reason)"])
+        listener?.close()
+        listener = nil
+        for connection in connections.values { connection.stopReading() }
+        finishShutdownIfIdle()
+    }
+
+    private func finishShutdownIfIdle() {
+        guard !finished, !hubs.values.contains(where: \.hasPending) else { return }
+        finished = true
+        for connection in connections.values { connection.sayGoodbye(.serverShutdown) }
+        writer.shutdown()
+        reader.close()
+        wakeup.close()
+        stopWakeup.close()
+        turnHook.close()
+        for signal in signals { signal.close() }
+        idleTimer?.close()
+        logger.notice("stopped")
+    }
+}
+
+/// The thread-safe way to stop a server running on another thread.
+public struct ServerStopper: Sendable {
+    let wakeup: AsyncWakeup
+
+    public func stop() { wakeup.send() }
+}

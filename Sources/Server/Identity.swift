@@ -1,0 +1,46 @@
+import Domain
+import JSON
+import Protocol
+
+/// Who a connection is signed in as. A character identity remembers the token it
+/// used, so revoking that token (takeover, unclaim) can find the connection.
+enum Identity: Hashable {
+    case character(String, tokenHash: String)
+    case admin
+
+    var viewer: Viewer {
+        switch self {
+        case .character(let id, _): return .character(id)
+        case .admin: return .admin
+        }
+    }
+
+    var actor: Actor {
+        switch self {
+        case .character(let id, _): return .character(id)
+        case .admin: return .admin
+        }
+    }
+
+    /// Idempotency keys belong to an identity: a character (whatever device) or admin.
+    var idempotencyOwner: String {
+        switch self {
+        case .character(let id, _): return "character:" + id
+        case .admin: return "admin"
+        }
+    }
+}
+
+/// Where a reply goes: the connection and the place in its reply order.
+struct ReplyTarget {
+    let connection: ClientConnection
+    let slot: Int
+
+    func ok(_ id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false) {
+        connection.fill(slot: slot, with: Wire.reply(id: id, version: version, result: result, replayed: replayed), error: nil)
+    }
+
+    func error(_ id: RequestID?, _ error: ProtocolError, version: Int? = nil) {
+        connection.fill(slot: slot, with: Wire.error(id: id, error, version: version), error: error.code)
+    }
+}

@@ -1,0 +1,98 @@
+import Domain
+import EventLog
+
+/// `bq verify`: replays every game from version 1 and checks what must always
+/// hold. A report with problems means the log cannot be trusted as it is.
+public enum LogVerifier {
+    public struct Report: Sendable {
+        public var games: [String: Int] = [:]
+        public var problems: [String] = []
+        public var snapshotsChecked = 0
+        public var isClean: Bool { problems.isEmpty }
+    }
+
+    public static func verify(path: String) throws -> Report {
+        let store = try EventStore(path: path, options: StoreOptions(readOnly: true))
+        defer { store.close() }
+        var report = Report()
+        for game in try store.games() {
+            try verify(game: game, store: store, into: &report)
+        }
+        return report
+    }
+
+    static func verify(game: String, store: EventStore, into report: inout Report) throws {
+        let snapshots = Dictionary(uniqueKeysWithValues: try store.snapshots(game: game).map { (Int($0.version), $0) })
+        var state = GameState()
+        var after: Int64 = 0
+        while true {
+            let batch = try store.events(game: game, after: after, limit: 10_000)
+            if batch.isEmpty { break }
+            for stored in batch {
+                guard stored.version == Int64(state.version + 1) else {
+                    report.problems.append("\(game): version \(stored.version) follows \(state.version): the log has a gap")
+                    return
+                }
+                let event: Event
+                do {
+                    event = try Codec.event(stored)
+                } catch {
+                    report.problems.append("\(game) v\(stored.version): event \(stored.type) cannot be decoded: \(error)")
+                    return
+                }
+                let before = state
+                state.apply(event)
+                report.problems += invariantProblems(before: before, after: state).map { "\(game) v\(state.version) (\(stored.type)): \($0)" }
+                if let snapshot = snapshots[state.version] {
+                    report.snapshotsChecked += 1
+                    if (try? Codec.state(snapshot)) != state {
+                        report.problems.append("\(game): the snapshot at version \(state.version) differs from the replayed state")
+                    }
+                }
+            }
+            after = Int64(state.version)
+        }
+        for version in snapshots.keys where version > state.version {
+            report.problems.append("\(game): a snapshot at version \(version) is past the last event (\(state.version))")
+        }
+        var seen = Set<String>()
+        for record in try store.idempotencyRecords(game: game) {
+            if !seen.insert(record.identity + "\u{0}" + record.key).inserted {
+                report.problems.append("\(game): idempotency key \"\(record.key)\" of \(record.identity) appears twice")
+            }
+            if record.version > Int64(state.version) || record.version < 1 {
+                report.problems.append("\(game): idempotency key \"\(record.key)\" names version \(record.version), outside 1...\(state.version)")
+            }
+        }
+        report.games[game] = state.version
+    }
+
+    /// The rules of GAME.md that hold after every event.
+    public static func invariantProblems(before: GameState, after state: GameState) -> [String] {
+        var problems: [String] = []
+        if state.points < 0 { problems.append("points are negative (\(state.points))") }
+        if state.earned < before.earned { problems.append("earned went down") }
+        if state.spent < before.spent { problems.append("spent went down") }
+        if state.timeline.count < before.timeline.count || Array(state.timeline.prefix(before.timeline.count)) != before.timeline {
+            problems.append("the timeline lost or changed an entry")
+        }
+        for (index, entry) in state.timeline.enumerated() where entry.seq != index + 1 {
+            problems.append("timeline entry \(index) has seq \(entry.seq)")
+            break
+        }
+        if before.hasFinalBadge && !state.hasFinalBadge { problems.append("the final badge was taken back") }
+        if !before.hasFinalBadge && state.hasFinalBadge && !state.finalBadgeForced && state.rewardsUnlocked != state.rewardsTotal {
+            problems.append("the final badge unlocked with \(state.rewardsUnlocked) of \(state.rewardsTotal) rewards")
+        }
+        if state.rewardsTotal > 0 && before.rewardsUnlocked < before.rewardsTotal && state.rewardsUnlocked == state.rewardsTotal && !state.hasFinalBadge {
+            problems.append("every reward is unlocked but the final badge is not")
+        }
+        for (id, reward) in before.rewards where reward.isUnlocked && state.rewards[id]?.isUnlocked != true {
+            problems.append("reward \(id) was locked again")
+        }
+        for (id, challenge) in before.challenges where challenge.isCompleted && state.challenges[id]?.isCompleted != true {
+            problems.append("challenge \(id) was un-completed")
+        }
+        return problems
+    }
+}

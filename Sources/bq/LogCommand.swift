@@ -1,0 +1,59 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import JSON
+import Server
+import Views
+
+struct LogCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "log", abstract: "Print a game's events.")
+
+    @OptionGroup var options: ServerOptions
+    @Option(help: "The game (default: the configured default game).") var game: String?
+    @Option(help: "Only events after this version.") var after: Int64 = 0
+    @Option(help: "At most this many events.") var limit: Int = 1_000_000
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        let config = try options.load()
+        let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
+        defer { store.close() }
+        let name = game ?? config.defaultGame
+        var cursor = after
+        var printed = 0
+        while printed < limit {
+            let batch = try store.events(game: name, after: cursor, limit: min(1_000, limit - printed))
+            if batch.isEmpty { break }
+            for event in batch {
+                if json {
+                    let data = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
+                    let line: JSONValue = .object(["game": .string(name), "version": .int(Int(event.version)), "type": .string(event.type),
+                                                   "actor": .string(event.actor), "at": .string(formatTimestamp(event.at)),
+                                                   "idem": event.idempotencyKey.map { .string($0) } ?? .null, "data": data])
+                    print(line.serialized(sortedKeys: true))
+                } else {
+                    print("\(String(event.version).padding(toLength: 6, withPad: " ", startingAt: 0)) \(formatTimestamp(event.at))  \(event.actor.padding(toLength: 8, withPad: " ", startingAt: 0)) \(event.type)\(summary(event.payload))")
+                }
+                cursor = event.version
+                printed += 1
+            }
+        }
+        if printed == 0 && !json { print("game \(name): no events") }
+    }
+
+    /// The payload's scalar fields, short, so a person can scan the log.
+    private func summary(_ payload: String) -> String {
+        guard case .object(let outer)? = try? JSONParser.parse(Array(payload.utf8)), let inner = outer.values.first,
+              case .object(let fields) = inner else { return "" }
+        let parts = fields.keys.sorted().compactMap { key -> String? in
+            guard key != "tokenHash", key != "content" else { return nil }
+            switch fields[key]! {
+            case .string(let text): return "\(key)=\(text.count > 40 ? String(text.prefix(37)) + "..." : text)"
+            case .int(let number): return "\(key)=\(number)"
+            case .bool(let flag): return "\(key)=\(flag)"
+            default: return nil
+            }
+        }
+        return parts.isEmpty ? "" : "  " + parts.joined(separator: " ")
+    }
+}

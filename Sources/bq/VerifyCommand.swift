@@ -1,0 +1,24 @@
+import ArgumentParser
+import Server
+
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "verify", abstract: "Replay every game from version 1 and check every invariant and snapshot.")
+
+    @OptionGroup var options: ServerOptions
+
+    func run() throws {
+        let config = try options.load()
+        let report = try LogVerifier.verify(path: config.databasePath)
+        for (game, version) in report.games.sorted(by: { $0.key < $1.key }) {
+            print("game \(game): \(version) events replayed")
+        }
+        print("\(report.snapshotsChecked) snapshots checked")
+        if report.isClean {
+            print("verify: ok")
+        } else {
+            for problem in report.problems { print("PROBLEM: \(problem)") }
+            print("verify: \(report.problems.count) problems")
+            throw ExitCode(2)
+        }
+    }
+}
