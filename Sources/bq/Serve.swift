@@ -26,8 +26,7 @@ struct Serve: ParsableCommand {
             throw ExitCode(1)
         }
         // The one line scripts and tests wait for.
-        print("listening on \(config.host):\(server.port)")
-        fflush(stdout)
+        FileHandle.standardOutput.write(Data("listening on \(config.host):\(server.port)\n".utf8))
         server.run()
     }
 }
