@@ -33,6 +33,9 @@ public final class GameServer {
     private let adminKey: String
     private var shuttingDown = false
     private var finished = false
+    private var graceTimer: LoopTimer?
+    /// How long `bye` may take to reach slow peers at shutdown before their connections are cut.
+    private let shutdownGraceMilliseconds = 3_000
 
     /// The port the server listens on (the real one when the config asked for 0).
     public private(set) var port = 0
@@ -124,6 +127,10 @@ public final class GameServer {
     func connectionClosed(_ connection: ClientConnection) {
         connection.detach()
         connections[ObjectIdentifier(connection)] = nil
+        if finished && connections.isEmpty {
+            graceTimer?.close()
+            graceTimer = nil
+        }
     }
 
     func markDirty(_ connection: ClientConnection) { dirty.append(connection) }
@@ -333,6 +340,15 @@ public final class GameServer {
         turnHook.close()
         for signal in signals { signal.close() }
         idleTimer?.close()
+        // A peer that never reads would keep its connection (and so the loop) open forever.
+        if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {
+            timer.start(afterMilliseconds: UInt64(shutdownGraceMilliseconds)) { [unowned self] in
+                for connection in self.connections.values { connection.closeNow() }
+                self.graceTimer?.close()
+                self.graceTimer = nil
+            }
+            graceTimer = timer
+        }
         logger.notice("stopped")
     }
 }
