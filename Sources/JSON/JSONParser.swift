@@ -97,42 +97,44 @@ private struct Parser {
         return value
     }
 
-    /// Parses one value of any depth with explicit stacks. Open containers live in `arrays` or
-    /// `objects` (with the pending member name in `keys`); `isObject` records which, innermost last.
+    /// An open array or object: where its elements (and, for objects, member names) start on
+    /// the shared stacks.
+    private struct Frame {
+        var isObject: Bool
+        var valueStart: Int
+        var keyStart: Int
+    }
+
+    /// Parses one value of any depth with explicit stacks instead of recursion. Completed
+    /// elements of every open container sit on one shared `values` stack (member names on
+    /// `keys`); a container is built only when it closes, so each array and dictionary is
+    /// allocated once at its final size instead of growing.
     private mutating func parseNested() throws(JSONParseError) -> JSONValue {
-        var arrays: [[JSONValue]] = []
-        var objects: [[String: JSONValue]] = []
+        var values: [JSONValue] = []
         var keys: [String] = []
-        var isObject: [Bool] = []
+        var frames: [Frame] = []
 
         nextValue: while true {
             skipWhitespace()
             var value: JSONValue
             let byte = try current()
             switch byte {
-            case ASCII.openBrace:
-                guard isObject.count < maxDepth else { throw JSONParseError(kind: .tooDeep, offset: pos, byte: byte) }
+            case ASCII.openBrace, ASCII.openBracket:
+                guard frames.count < maxDepth else { throw JSONParseError(kind: .tooDeep, offset: pos, byte: byte) }
+                let isObject = byte == ASCII.openBrace
                 pos += 1
                 skipWhitespace()
-                if try current() == ASCII.closeBrace {
+                if try current() == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
                     pos += 1
-                    value = .object([:])
+                    value = isObject ? .object([:]) : .array([])
                 } else {
-                    keys.append(try parseMemberName())
-                    objects.append([:])
-                    isObject.append(true)
-                    continue nextValue
-                }
-            case ASCII.openBracket:
-                guard isObject.count < maxDepth else { throw JSONParseError(kind: .tooDeep, offset: pos, byte: byte) }
-                pos += 1
-                skipWhitespace()
-                if try current() == ASCII.closeBracket {
-                    pos += 1
-                    value = .array([])
-                } else {
-                    arrays.append([])
-                    isObject.append(false)
+                    if frames.isEmpty {
+                        values.reserveCapacity(16)
+                        keys.reserveCapacity(8)
+                        frames.reserveCapacity(4)
+                    }
+                    frames.append(Frame(isObject: isObject, valueStart: values.count, keyStart: keys.count))
+                    if isObject { keys.append(try parseMemberName()) }
                     continue nextValue
                 }
             case ASCII.quote:
@@ -153,32 +155,34 @@ private struct Parser {
                 throw unexpected(at: pos)
             }
 
-            // `value` is complete: hand it to the enclosing containers, closing as many as end here.
-            while let inObject = isObject.last {
+            // `value` is complete: hand it to the enclosing container, closing as many as end here.
+            while let frame = frames.last {
+                values.append(value)
                 skipWhitespace()
                 let separator = try current()
-                if inObject {
-                    objects[objects.count - 1][keys.removeLast()] = value
-                    if separator == ASCII.comma {
-                        pos += 1
-                        keys.append(try parseMemberName())
-                        continue nextValue
-                    }
-                    guard separator == ASCII.closeBrace else { throw unexpected(at: pos) }
+                if separator == ASCII.comma {
                     pos += 1
-                    isObject.removeLast()
-                    value = .object(objects.removeLast())
-                } else {
-                    arrays[arrays.count - 1].append(value)
-                    if separator == ASCII.comma {
-                        pos += 1
-                        continue nextValue
-                    }
-                    guard separator == ASCII.closeBracket else { throw unexpected(at: pos) }
-                    pos += 1
-                    isObject.removeLast()
-                    value = .array(arrays.removeLast())
+                    if frame.isObject { keys.append(try parseMemberName()) }
+                    continue nextValue
                 }
+                guard separator == (frame.isObject ? ASCII.closeBrace : ASCII.closeBracket) else {
+                    throw unexpected(at: pos)
+                }
+                pos += 1
+                frames.removeLast()
+                if frame.isObject {
+                    let count = values.count - frame.valueStart
+                    var members = [String: JSONValue](minimumCapacity: count)
+                    for offset in 0..<count {
+                        // Assignment, not uniqueKeysWithValues: a repeated name keeps its last value.
+                        members[keys[frame.keyStart + offset]] = values[frame.valueStart + offset]
+                    }
+                    keys.removeSubrange(frame.keyStart...)
+                    value = .object(members)
+                } else {
+                    value = .array(Array(values[frame.valueStart...]))
+                }
+                values.removeSubrange(frame.valueStart...)
             }
             return value
         }

@@ -43,12 +43,12 @@ extension JSONValue {
             buffer.append(0x7B)
             var first = true
             if sortedKeys {
-                for key in members.keys.sorted() {
+                for (key, value) in members.sorted(by: { $0.key < $1.key }) {
                     if !first { buffer.append(0x2C) }
                     first = false
                     JSONValue.writeQuotedString(key, into: &buffer)
                     buffer.append(0x3A)
-                    members[key].unsafelyUnwrapped.write(to: &buffer, sortedKeys: true)
+                    value.write(to: &buffer, sortedKeys: true)
                 }
             } else {
                 for (key, value) in members {
@@ -115,6 +115,7 @@ extension JSONValue {
             case 0x08: buffer.append(UInt8(ascii: "b"))
             case 0x0C: buffer.append(UInt8(ascii: "f"))
             default:
+                // Points into the binary's constant data, valid for the whole process.
                 let hexDigits: StaticString = "0123456789abcdef"
                 buffer.append(UInt8(ascii: "u"))
                 buffer.append(0x30)
@@ -128,6 +129,7 @@ extension JSONValue {
         }
     }
 
+    // A StaticString's bytes live in the binary's constant data for the whole process.
     private static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
         buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

@@ -52,7 +52,15 @@ private func patchError(_ ops: [PatchOp], _ document: JSONValue) -> JSONPatchErr
         #expect(ops[0].json == ["op": "add", "path": "/timeline/-", "value": ["seq": 3]])
         #expect(ops[1].json.serialized(sortedKeys: true) == #"{"op":"remove","path":"/flag"}"#)
         #expect(ops[2].json.serialized(sortedKeys: true) == #"{"op":"replace","path":"/game/points","value":20}"#)
-        for op in ops { #expect(try PatchOp(json: op.json) == op) }
+        for op in ops {
+            #expect(try PatchOp(json: op.json) == op)
+            var direct: [UInt8] = []
+            op.write(to: &direct, sortedKeys: true)
+            #expect(String(decoding: direct, as: UTF8.self) == op.json.serialized(sortedKeys: true))
+        }
+        var awkward: [UInt8] = []
+        PatchOp.add(path: "/a\"b", value: ["z": 1, "y": [nil]]).write(to: &awkward, sortedKeys: true)
+        #expect(String(decoding: awkward, as: UTF8.self) == #"{"op":"add","path":"/a\"b","value":{"y":[null],"z":1}}"#)
         #expect(try PatchOp(json: ["op": "add", "path": "/x", "value": nil]) == .add(path: "/x", value: nil))
     }
 
