@@ -1,0 +1,46 @@
+import Testing
+@testable import EventLog
+
+@Suite struct IdempotencyTests {
+    @Test func recordsSurviveCloseAndReopenInCommitOrderWithTheirFingerprints() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let first = IdempotencyRecord(identity: "alice", key: "k1", fingerprint: "sha-aaa",
+                                          reply: #"{"ok":true,"version":1}"#, version: 1)
+            let second = IdempotencyRecord(identity: "bob", key: "k2", fingerprint: "sha-bbb",
+                                           reply: #"{"ok":true,"version":3}"#, version: 3)
+            let other = IdempotencyRecord(identity: "alice", key: "k1", fingerprint: "sha-ccc",
+                                          reply: #"{"ok":true}"#, version: 1)
+            do {
+                let store = try EventStore(path: path)
+                #expect(store.append(request("g", expected: 0, idempotency: [first])) == .committed(version: 1))
+                #expect(store.append(request("h", expected: 0, idempotency: [other])) == .committed(version: 1))
+                #expect(store.append(request("g", expected: 1, count: 2, idempotency: [second])) == .committed(version: 3))
+                // A conflicting request writes no record.
+                let lost = IdempotencyRecord(identity: "carol", key: "k9", fingerprint: "x", reply: "{}", version: 2)
+                #expect(store.append(request("g", expected: 1, idempotency: [lost])) == .conflict(expected: 1, actual: 3))
+                store.close()
+            }
+            let reopened = try EventStore(path: path)
+            defer { reopened.close() }
+            let records = try reopened.idempotencyRecords(game: "g")
+            #expect(records == [first, second])
+            #expect(try reopened.idempotencyRecords(game: "h") == [other])
+            // A retry of (alice, k1) with another body is recognisable by its fingerprint.
+            let retry = (identity: "alice", key: "k1", fingerprint: "sha-zzz")
+            let found = try #require(records.first { $0.identity == retry.identity && $0.key == retry.key })
+            #expect(found.fingerprint != retry.fingerprint)
+            #expect(found.reply == #"{"ok":true,"version":1}"#)
+        }
+    }
+
+    @Test func eventsKeepTheIdempotencyKeyOfTheirRequest() throws {
+        try withTemporaryDirectory { dir in
+            let store = try EventStore(path: dir + "/log.sqlite")
+            defer { store.close() }
+            let append = AppendRequest(game: "g", expected: 0, events: [event(1, key: "k-7"), event(2)])
+            #expect(store.append(append) == .committed(version: 2))
+            #expect(try store.allEvents("g").map(\.idempotencyKey) == ["k-7", nil])
+        }
+    }
+}
