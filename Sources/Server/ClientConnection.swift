@@ -29,6 +29,7 @@ final class ClientConnection {
     private var outbound: [UInt8] = []
     private var readingPaused = false
     private(set) var isClosing = false
+    private var isClosed = false
 
     init(number: Int, tcp: TCPConnection, server: GameServer, hub: GameHub) {
         self.number = number
@@ -162,6 +163,8 @@ final class ClientConnection {
     // MARK: Sign-in and subscriptions
 
     func signIn(_ identity: Identity, hub: GameHub) {
+        // A claim can commit after its connection went away: nobody to sign in.
+        guard !isClosed else { return }
         if hub !== self.hub || self.identity != identity {
             self.hub.leave(self)
             subscribed = false
@@ -257,5 +260,10 @@ final class ClientConnection {
         tcp.close()
     }
 
-    func detach() { hub.leave(self) }
+    /// The socket is gone: leave the game and answer nothing more.
+    func detach() {
+        isClosed = true
+        isClosing = true
+        hub.leave(self)
+    }
 }
