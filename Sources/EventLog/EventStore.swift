@@ -38,7 +38,7 @@ public final class EventStore {
                                    sql: "PRAGMA journal_mode=WAL")
             }
         }
-        try checkIntegrity()
+        if options.checkIntegrity { try checkIntegrity() }
         try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
         try connection.execute("PRAGMA wal_autocheckpoint=0")
         try migrate()

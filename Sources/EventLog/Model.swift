@@ -124,9 +124,13 @@ public struct StoreOptions: Sendable {
     public var walCheckpointPages: Int
     /// Opens without write access: no schema creation or migration, appends fail.
     public var readOnly: Bool
+    /// Runs `PRAGMA quick_check` on open. Its cost grows with the file, so a process that opens
+    /// several connections to one file checks with the first and skips it on the others.
+    public var checkIntegrity: Bool
 
     public init(synchronous: SyncMode = .full, busyTimeoutMilliseconds: Int32 = 5000,
-                walCheckpointPages: Int = 4000, readOnly: Bool = false) {
+                walCheckpointPages: Int = 4000, readOnly: Bool = false, checkIntegrity: Bool = true) {
+        self.checkIntegrity = checkIntegrity
         self.synchronous = synchronous
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.walCheckpointPages = walCheckpointPages

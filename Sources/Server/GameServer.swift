@@ -68,7 +68,9 @@ public final class GameServer {
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
         reader = store
-        writer = try EventWriter(path: config.databasePath, options: options, maxBatchRequests: config.maxBatchRequests)
+        var writerOptions = options
+        writerOptions.checkIntegrity = false
+        writer = try EventWriter(path: config.databasePath, options: writerOptions, maxBatchRequests: config.maxBatchRequests)
         loop = try EventLoop()
         for (game, state) in loaded {
             hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
