@@ -1,0 +1,136 @@
+extension JSONValue {
+    /// Compact JSON text (no whitespace). Object members come in dictionary order unless
+    /// `sortedKeys` is set, which makes the output byte-for-byte deterministic.
+    public func serialized(sortedKeys: Bool = false) -> String {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(256)
+        write(to: &buffer, sortedKeys: sortedKeys)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Appends compact JSON text to `buffer`. Strings are escaped minimally (`"`, `\`, controls);
+    /// other characters go out as raw UTF-8. Doubles use Swift's shortest round-trip form;
+    /// NaN and infinities, which JSON cannot express, are written as `null`.
+    ///
+    /// Recurses once per nesting level: meant for values built by the server or parsed with a
+    /// depth limit, not for arbitrarily deep structures.
+    public func write(to buffer: inout [UInt8], sortedKeys: Bool = false) {
+        switch self {
+        case .null:
+            JSONValue.appendASCII("null", to: &buffer)
+        case .bool(let value):
+            JSONValue.appendASCII(value ? "true" : "false", to: &buffer)
+        case .int(let value):
+            JSONValue.writeInt(value, into: &buffer)
+        case .double(let value):
+            if value.isFinite {
+                buffer.append(contentsOf: value.description.utf8)
+            } else {
+                JSONValue.appendASCII("null", to: &buffer)
+            }
+        case .string(let value):
+            JSONValue.writeQuotedString(value, into: &buffer)
+        case .array(let elements):
+            buffer.append(0x5B)
+            var first = true
+            for element in elements {
+                if !first { buffer.append(0x2C) }
+                first = false
+                element.write(to: &buffer, sortedKeys: sortedKeys)
+            }
+            buffer.append(0x5D)
+        case .object(let members):
+            buffer.append(0x7B)
+            var first = true
+            if sortedKeys {
+                for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+                    if !first { buffer.append(0x2C) }
+                    first = false
+                    JSONValue.writeQuotedString(key, into: &buffer)
+                    buffer.append(0x3A)
+                    value.write(to: &buffer, sortedKeys: true)
+                }
+            } else {
+                for (key, value) in members {
+                    if !first { buffer.append(0x2C) }
+                    first = false
+                    JSONValue.writeQuotedString(key, into: &buffer)
+                    buffer.append(0x3A)
+                    value.write(to: &buffer, sortedKeys: false)
+                }
+            }
+            buffer.append(0x7D)
+        }
+    }
+
+    /// Appends `s` as a complete JSON string literal, surrounding quotes included.
+    /// For hand-built messages: `buf += #"{"name":"#.utf8; JSONValue.writeQuotedString(name, into: &buf)`.
+    public static func writeQuotedString(_ s: String, into buffer: inout [UInt8]) {
+        buffer.append(0x22)
+        escapeString(s, into: &buffer)
+        buffer.append(0x22)
+    }
+
+    /// Appends the escaped contents of `s` WITHOUT surrounding quotes: `"`, `\` and control
+    /// characters are escaped (`\n \r \t \b \f`, others as `\u00XX`), all else is raw UTF-8.
+    public static func escapeString(_ s: String, into buffer: inout [UInt8]) {
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            escape(bytes, into: &buffer)
+        }
+        if done == nil {
+            var copy = s
+            copy.withUTF8 { bytes in escape(bytes, into: &buffer) }
+        }
+    }
+
+    /// Appends the decimal digits of `value` (no allocation).
+    public static func writeInt(_ value: Int, into buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(0x2D) }
+        var magnitude = value.magnitude
+        let start = buffer.count
+        repeat {
+            buffer.append(UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30)
+            magnitude /= 10
+        } while magnitude > 0
+        buffer[start...].reverse()
+    }
+
+    // `bytes` is the string's own UTF-8 storage, borrowed only for this call.
+    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+        var runStart = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
+            if runStart < index {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            }
+            runStart = index + 1
+            buffer.append(0x5C)
+            switch byte {
+            case 0x22: buffer.append(0x22)
+            case 0x5C: buffer.append(0x5C)
+            case 0x0A: buffer.append(UInt8(ascii: "n"))
+            case 0x0D: buffer.append(UInt8(ascii: "r"))
+            case 0x09: buffer.append(UInt8(ascii: "t"))
+            case 0x08: buffer.append(UInt8(ascii: "b"))
+            case 0x0C: buffer.append(UInt8(ascii: "f"))
+            default:
+                // Points into the binary's constant data, valid for the whole process.
+                let hexDigits: StaticString = "0123456789abcdef"
+                buffer.append(UInt8(ascii: "u"))
+                buffer.append(0x30)
+                buffer.append(0x30)
+                buffer.append(hexDigits.utf8Start[Int(byte >> 4)])
+                buffer.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+            }
+        }
+        if runStart < bytes.count {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+    }
+
+    // A StaticString's bytes live in the binary's constant data for the whole process.
+    private static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+}
