@@ -38,3 +38,11 @@ enum ShippedSeed {
         return (replay(events), events)
     }
 }
+
+extension Scenario {
+    /// The shipped seed's game right after seeding, for tests that want the real content.
+    static func shipped() throws -> Scenario {
+        let (state, events) = try ShippedSeed.seededGame()
+        return Scenario(events: events, state: state, now: Fixture.startTime)
+    }
+}
