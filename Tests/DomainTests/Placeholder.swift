@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderDomainTests() { #expect(1 + 1 == 2) }

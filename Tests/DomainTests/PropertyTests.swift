@@ -1,0 +1,209 @@
+import Domain
+import JSON
+import Testing
+import Views
+
+/// Random play from the shipped seed: after every step, every rule of GAME.md that
+/// holds for all histories is checked. Each failure names the seed and the step,
+/// so `RandomPlay(seed:)` reproduces it.
+@Suite struct PropertyTests {
+    static let steps = 3_000
+
+    @Test(arguments: [UInt64(1), 2, 0xB1A7_4DA7, 20_261_121])
+    func everyInvariantHoldsAfterEveryStep(seed: UInt64) throws {
+        var play = try RandomPlay(seed: seed)
+        for step in 1...Self.steps where play.failures.isEmpty { play.step(step) }
+        #expect(play.failures.isEmpty, "\(play.failures.prefix(5).joined(separator: "\n"))")
+        // The generator must really exercise the game, not refuse everything.
+        guard play.failures.isEmpty else { return }
+        let expectedTypes: Set<String> = [
+            "game_seeded", "character_claimed", "character_unclaimed", "challenge_completed", "secrets_discovered",
+            "reward_unlocked", "final_badge_unlocked", "secret_saved", "secret_delivered", "points_adjusted", "day_set",
+            "challenge_saved", "reward_saved",
+        ]
+        #expect(Set(play.events.map(\.type)) == expectedTypes, "seed \(seed): event types seen")
+        #expect(play.rejectionsSeen == Set(RejectionCode.allCasesForTests), "seed \(seed): rejection codes seen")
+        #expect(play.events.count > Self.steps / 6, "seed \(seed): \(play.events.count) events")
+    }
+}
+
+extension RejectionCode {
+    static let allCasesForTests: [RejectionCode] = [.badRequest, .forbidden, .notFound, .alreadyClaimed, .alreadyCompleted,
+                                                    .alreadyUnlocked, .insufficientPoints, .secretLocked]
+}
+
+/// One random game, checked step by step.
+struct RandomPlay {
+    let seed: UInt64
+    let seedContent: SeedContent
+    var commands: RandomCommands
+    var state: GameState
+    var events: [Event]
+    var views: [Viewer: JSONValue]
+    var now: Millis
+    var rejectionsSeen: Set<RejectionCode> = []
+    let log = FailureLog()
+    var failures: [String] { log.failures }
+
+    static let viewers: [Viewer] = RandomCommands.characters.map { .character($0) } + [.admin]
+
+    init(seed: UInt64) throws {
+        self.seed = seed
+        seedContent = try ShippedSeed.content()
+        commands = RandomCommands(rng: SplitMix64(seed: seed))
+        let (state, events) = try ShippedSeed.seededGame()
+        self.state = state
+        self.events = events
+        now = Fixture.startTime
+        views = Dictionary(uniqueKeysWithValues: Self.viewers.map { ($0, Views.view(state, for: $0)) })
+    }
+
+    mutating func step(_ step: Int) {
+        let (actor, command) = commands.next(in: state, seedContent: seedContent, step: step)
+        now += Millis(commands.rng.int(0...5_000))
+        let context = CommandContext(actor: actor, at: now)
+        log.place = { [seed] in "seed \(seed) step \(step): \(command) by \(actor.logName)" }
+        let before = state
+
+        let result = decide(state, command, context)
+        log.check(decide(state, command, context) == result, "decide is deterministic")
+        switch result {
+        case .failure(let rejection):
+            rejectionsSeen.insert(rejection.code)
+            log.check(Self.codes(command).contains(rejection.code), "\(rejection) is not a code this command may give")
+            log.check(!rejection.message.isEmpty, "a refusal without a message")
+            // A refused command commits nothing: the state, and so the version, stays.
+            log.check(replay([], from: state) == before && state.version == events.count, "a refused command changed the game")
+        case .success(let produced):
+            for event in produced {
+                log.check(event.at == now, "event time")
+                checkBadgeRule(event, command: command)
+                state.apply(event)
+                events.append(event)
+            }
+            log.check(state.version == before.version + produced.count, "version counts events")
+        }
+        checkInvariants(before: before)
+    }
+
+    /// The badge comes once: forced only by trigger_final_badge, otherwise only when
+    /// the event before it (same decision) unlocked the last locked reward.
+    func checkBadgeRule(_ event: Event, command: Command) {
+        guard case .finalBadgeUnlocked(let forced) = event.change else { return }
+        log.check(!state.hasFinalBadge, "a second final badge")
+        if case .triggerFinalBadge = command {
+            log.check(forced, "a triggered badge is marked forced")
+        } else {
+            log.check(!forced, "only the trigger forces the badge")
+            log.check(state.rewards.values.allSatisfy { $0.isUnlocked }, "badge while a reward is locked")
+        }
+    }
+
+    mutating func checkInvariants(before: GameState) {
+        // Points.
+        log.check(state.points == state.earned - state.spent && state.points >= 0, "points \(state.points)")
+        log.check(state.earned >= before.earned && state.spent >= before.spent, "earned and spent only grow")
+
+        // Rewards and the badge.
+        log.check(state.rewardsUnlocked == state.rewards.values.count { $0.unlockedAt != nil }, "rewards_unlocked miscounted")
+        let badgeEvents = events.count { $0.type == "final_badge_unlocked" }
+        log.check(state.hasFinalBadge == (badgeEvents == 1) && badgeEvents <= 1, "badge events \(badgeEvents)")
+        log.check(state.finalBadgeForced == events.contains { $0.change == .finalBadgeUnlocked(forced: true) }, "forced flag disagrees with the log")
+        if state.rewardsTotal > 0 && state.rewardsUnlocked == state.rewardsTotal {
+            log.check(state.hasFinalBadge, "every reward unlocked but no badge")
+        }
+
+        // The timeline only grows, numbered 1...n, in time order.
+        log.check(state.timeline.starts(with: before.timeline), "timeline rewritten")
+        log.check(state.timeline.map(\.seq) == Array(1..<(state.timeline.count + 1)), "seqs")
+        log.check(state.timeline.dropFirst(before.timeline.count).allSatisfy { $0.at == now }, "new entries stamped now")
+        log.check(zip(state.timeline, state.timeline.dropFirst()).allSatisfy { $0.at <= $1.at }, "timeline in time order")
+
+        // The log is the truth: replaying it from nothing gives this very state.
+        log.check(state.version == events.count, "version")
+        if state.version != before.version {
+            log.check(replay(events) == state, "replay differs")
+        }
+
+        // A view is a pure function of the state, checked equal above when nothing was
+        // committed; only a commit can change a view, so only a commit needs them rebuilt.
+        if state.version != before.version { checkViews() }
+    }
+
+    mutating func checkViews() {
+        var games: Set<JSONValue> = []
+        for viewer in Self.viewers {
+            let old = views[viewer]!
+            let new = Views.view(state, for: viewer)
+            let ops = JSONPatch.diff(old, new)
+            log.check((try? JSONPatch.apply(ops, to: old)) == new, "patch for \(viewer) does not rebuild the view")
+            for op in ops where op.path.hasPrefix("/timeline") {
+                guard case .add(path: "/timeline/-", _) = op else {
+                    log.fail("timeline patched with \(op) for \(viewer)")
+                    continue
+                }
+            }
+            games.insert(new["game"] ?? .null)
+            checkHidden(new, for: viewer)
+            views[viewer] = new
+        }
+        log.check(games.count == 1, "the game section differs between viewers")
+    }
+
+    /// What a viewer must never see: locked content and undiscovered dares for the
+    /// birthday person, other people's drafts for friends.
+    func checkHidden(_ view: JSONValue, for viewer: Viewer) {
+        guard case .character(let id) = viewer, let role = state.characters[id]?.role, role != .organizer else { return }
+        let challenges = view["challenges"]?.objectValue ?? [:]
+        for (challengeID, challenge) in state.challenges where challenge.isSecret {
+            let visible = challenges[challengeID] != nil
+            switch (role, challenge.dare) {
+            case (.birthday, .draft?), (.birthday, .delivered?):
+                log.check(!visible, "the birthday person sees undiscovered \(challengeID)")
+            case (.friend, .draft?):
+                log.check(visible == (challenge.author == id), "\(id) and the draft \(challengeID)")
+            default:
+                log.check(visible, "\(id) cannot see \(challengeID)")
+            }
+        }
+        if role == .birthday {
+            log.check(!challenges.values.contains { ["draft", "delivered"].contains($0["status"]?.stringValue ?? "") }, "the birthday person sees a draft or delivered dare")
+            for (rewardID, reward) in view["rewards"]?.objectValue ?? [:] where reward["unlocked"] == false {
+                log.check(reward["content"] == nil, "the birthday person reads locked \(rewardID)")
+            }
+        }
+    }
+
+    /// PROTOCOL.md's refusals per op (plus bad_request and forbidden, which any op may give).
+    static func codes(_ command: Command) -> Set<RejectionCode> {
+        let always: Set<RejectionCode> = [.badRequest, .forbidden]
+        switch command {
+        case .seed: return always
+        case .claim: return always.union([.notFound, .alreadyClaimed])
+        case .unclaim: return always.union([.notFound])
+        case .completeChallenge, .forceComplete: return always.union([.notFound, .alreadyCompleted])
+        case .discoverSecrets, .setDay: return always
+        case .unlockReward, .forceUnlock: return always.union([.notFound, .alreadyUnlocked, .insufficientPoints])
+        case .saveSecret: return always.union([.secretLocked])
+        case .deliverSecret: return always.union([.notFound, .secretLocked])
+        case .triggerFinalBadge: return always.union([.alreadyUnlocked])
+        case .adjustPoints: return always.union([.insufficientPoints])
+        case .saveChallenge: return always.union([.notFound, .alreadyCompleted])
+        case .saveReward: return always.union([.notFound, .alreadyUnlocked])
+        }
+    }
+}
+
+/// Broken rules, each prefixed with where they broke (seed, step, command, actor). The
+/// run stops at the first failing step: one clear report beats thousands of follow-ons.
+/// A class so that checks can read the game while it is being changed.
+final class FailureLog {
+    var failures: [String] = []
+    var place: () -> String = { "setup" }
+
+    func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { fail(message()) }
+    }
+
+    func fail(_ message: String) { failures.append("\(place()): \(message)") }
+}
