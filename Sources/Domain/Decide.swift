@@ -262,7 +262,7 @@ private struct Decider {
 
     private func adjustPoints(_ delta: Int, reason: String) throws(Rejection) -> [Change] {
         try requireOrganizer("adjust points")
-        guard delta != 0, abs(delta) <= Limits.maxAdjustment else {
+        guard delta != 0, (-Limits.maxAdjustment...Limits.maxAdjustment).contains(delta) else {
             throw Rejection(.badRequest, "delta must be a non-zero integer of at most \(Limits.maxAdjustment) either way, got \(delta)")
         }
         try requireLength(reason, Limits.reason, "reason")

@@ -35,8 +35,12 @@ extension GameState {
         case .challengeCompleted(let id, let option, let proof, let forced, let points):
             guard var challenge = challenges[id] else { return }
             challenge.completion = Completion(at: at, option: option, proof: proof, forced: forced, points: points)
-            // Forcing a delivered dare counts it as found.
-            if challenge.dare == .delivered { challenge.dare = .discovered }
+            // Forcing a delivered dare counts it as found, and finding it is a moment of its own.
+            if challenge.dare == .delivered {
+                challenge.dare = .discovered
+                addEntry(at: at, kind: .secretDiscovered, ref: id, title: challenge.title,
+                         subtitle: "worth \(challenge.points) ✦", from: authorName(challenge))
+            }
             challenges[id] = challenge
             earned += points
             let title = option == .b ? (challenge.optionB?.title ?? challenge.title) : challenge.title

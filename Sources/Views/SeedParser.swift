@@ -106,7 +106,7 @@ private struct SeedReader {
         let tagline = string(fields, "tagline", path)
         let pin = string(fields, "pin", path, optional: true)
         var facts: [String] = []
-        if fields["fun_facts"] != nil, let items = array(fields, "fun_facts", path) {
+        if let items = array(fields, "fun_facts", path) {
             for (index, item) in items.enumerated() {
                 if case .string(let fact) = item { facts.append(fact) } else { problem("\(path).fun_facts[\(index)]", "must be a string, got \(typeName(item))") }
             }

@@ -96,7 +96,7 @@ import Views
     }
 
     /// docs/seed.md: `fun_facts` is required ("yes"); the parser treats a missing one as empty.
-    @Test(.disabled("BUG: SeedParser.swift character(): a missing fun_facts is accepted, docs/seed.md says it is required"))
+    @Test
     func missingFunFactsIsAnError() throws {
         #expect(try errors([.remove(path: "/characters/0/fun_facts")]) == ["seed/birthdayquest.json: characters[0].fun_facts: is required"])
     }
