@@ -152,14 +152,16 @@ public final class EventStore {
         return events
     }
 
-    /// Every idempotency record of the game, in commit order (to rebuild an in-memory map).
-    public func idempotencyRecords(game: String) throws(StorageError) -> [IdempotencyRecord] {
+    /// The game's idempotency records for versions after `afterVersion`, in commit order (to
+    /// rebuild an in-memory map).
+    public func idempotencyRecords(game: String, afterVersion: Int64 = 0) throws(StorageError) -> [IdempotencyRecord] {
         let statement = try connection.statement("""
             SELECT identity, key, fingerprint, reply, version FROM idempotency
-            WHERE game = ?1 ORDER BY seq
+            WHERE game = ?1 AND version > ?2 ORDER BY seq
             """)
         defer { statement.reset() }
         try statement.bind(1, game)
+        try statement.bind(2, afterVersion)
         var records: [IdempotencyRecord] = []
         while try statement.step() {
             records.append(IdempotencyRecord(

@@ -38,6 +38,9 @@ public struct ServerConfig: Sendable, Equatable {
     public var synchronous: SyncMode = .full
     /// A snapshot of a game's state is written every this many events.
     public var snapshotEvery = 1_000
+    /// Idempotency keys are remembered for this many of a game's most recent events: a retry
+    /// comes seconds or minutes after the first try, and memory must not grow with the log.
+    public var idempotencyWindow = 100_000
     /// Requests the writer folds into one transaction at most.
     public var maxBatchRequests = 1_024
     public var limits = ServerLimits()

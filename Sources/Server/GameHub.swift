@@ -14,6 +14,9 @@ final class GameHub {
     private(set) var speculative: GameState
     private var pending: [PendingCommand] = []
     private var idempotency: [IdempotencyKey: IdempotencyEntry] = [:]
+    /// Remembered keys in commit order, to forget those older than the window.
+    private var idempotencyOrder: [(version: Int, key: IdempotencyKey)] = []
+    private var idempotencyOrderStart = 0
     private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
@@ -30,9 +33,7 @@ final class GameHub {
         self.speculative = state
         self.lastSnapshotVersion = lastSnapshotVersion
         self.server = server
-        for record in records {
-            idempotency[IdempotencyKey(owner: record.identity, key: record.key)] = .done(record)
-        }
+        for record in records { remember(record) }
     }
 
     var hasPending: Bool { !pending.isEmpty }
@@ -217,6 +218,7 @@ final class GameHub {
             finish(head, version: durable.version)
         }
         if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
+        forgetOldKeys()
         if !hasPending { server.hubBecameIdle() }
     }
 
@@ -225,9 +227,29 @@ final class GameHub {
         guard let key = entry.key, case .pending(_, let waiters)? = idempotency[key] else { return }
         let record = IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,
                                        reply: entry.result.serialized(sortedKeys: true), version: Int64(version))
-        idempotency[key] = .done(record)
+        remember(record)
         for waiter in waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
+        }
+    }
+
+    private func remember(_ record: IdempotencyRecord) {
+        let key = IdempotencyKey(owner: record.identity, key: record.key)
+        idempotency[key] = .done(record)
+        idempotencyOrder.append((Int(record.version), key))
+    }
+
+    /// Keys older than the window are forgotten so memory does not grow with the log.
+    private func forgetOldKeys() {
+        let oldest = durable.version - server.config.idempotencyWindow
+        while idempotencyOrderStart < idempotencyOrder.count, idempotencyOrder[idempotencyOrderStart].version <= oldest {
+            let key = idempotencyOrder[idempotencyOrderStart].key
+            if case .done(let record)? = idempotency[key], Int(record.version) <= oldest { idempotency[key] = nil }
+            idempotencyOrderStart += 1
+        }
+        if idempotencyOrderStart > 4_096 && idempotencyOrderStart * 2 > idempotencyOrder.count {
+            idempotencyOrder.removeFirst(idempotencyOrderStart)
+            idempotencyOrderStart = 0
         }
     }
 

@@ -13,7 +13,7 @@ public enum GameLoader {
         let snapshotVersion: Int
     }
 
-    static func load(game: String, from store: EventStore) throws -> Loaded {
+    static func load(game: String, from store: EventStore, idempotencyWindow: Int) throws -> Loaded {
         var state = GameState()
         var snapshotVersion = 0
         if let snapshot = try store.latestSnapshot(game: game) {
@@ -41,7 +41,9 @@ public enum GameLoader {
                 }
             }
         }
-        return Loaded(state: state, idempotency: try store.idempotencyRecords(game: game), snapshotVersion: snapshotVersion)
+        let oldestRemembered = Int64(max(0, state.version - idempotencyWindow))
+        return Loaded(state: state, idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered),
+                      snapshotVersion: snapshotVersion)
     }
 
     /// Reads and validates a seed file; the error names the file, the field and the problem.
