@@ -89,6 +89,12 @@ final class TestClient: @unchecked Sendable {
         return answer
     }
 
+    /// Starts the mirror from a view kept elsewhere (an earlier connection), to resume with `since`.
+    func adoptMirror(_ view: JSONValue, version: Int) {
+        mirror = view
+        mirrorVersion = version
+    }
+
     /// Requires a refusal and returns its error code.
     func refusal(_ op: String, _ args: [String: JSONValue] = [:]) throws -> String {
         let answer = try call(op, args)
