@@ -37,7 +37,10 @@ import Testing
     @Test func slowSubscriberStaysBoundedAndConverges() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) {
+        // No other in-process server may allocate while this one is measured.
+        MemoryGate.shared.enterExclusive()
+        defer { MemoryGate.shared.leaveExclusive() }
+        let server = try ServerHarness(dataDirectory: dir.path, exclusive: true) {
             $0.limits.maxQueuedBytes = 64 << 10
             $0.limits.requestsPerSecond = 1_000_000
         }
