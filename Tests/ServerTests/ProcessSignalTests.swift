@@ -1,0 +1,69 @@
+import Foundation
+import JSON
+import Testing
+
+/// The real executable under load: SIGTERM drains and says bye; SIGKILL loses nothing
+/// acknowledged; idempotency keys make a full re-send apply each request exactly once.
+@Suite(.serialized) struct ProcessSignalTests {
+    static let clients = 4
+    static let warmAfter = 40
+
+    /// Runs load against a fresh `bq serve`, sends the signal once every client is warm.
+    static func loadThenSignal(_ signal: Int32, dataDirectory: String) throws -> (BQProcess, [LoadClient]) {
+        let bq = try BQProcess(dataDirectory: dataDirectory)
+        let warm = DispatchSemaphore(value: 0)
+        let load = (0..<clients).map { LoadClient(name: "w\($0)") }
+        for client in load { client.start(port: bq.port, warmAfter: warmAfter, warm: warm) }
+        for _ in load {
+            guard warm.wait(timeout: .now() + 60) == .success else { throw HarnessError("load clients did not warm up") }
+        }
+        bq.signal(signal)
+        for client in load where !client.waitUntilDone() { throw HarnessError("\(client.name) still running after the signal") }
+        return (bq, load)
+    }
+
+    /// Restarts in-process on the same directory and checks the log against what clients saw.
+    static func verifyAfterRestart(_ dataDirectory: String, _ load: [LoadClient]) throws {
+        let server = try ServerHarness(dataDirectory: dataDirectory) { $0.synchronous = .full }
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let reasons = try admin.adjustmentReasons()
+        #expect(Set(reasons).count == reasons.count, "no request applied twice")
+        let acknowledged = load.flatMap { $0.acknowledged.value }
+        #expect(acknowledged.count >= clients * warmAfter)
+        let missing = Set(acknowledged).subtracting(reasons)
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing.sorted().prefix(10))")
+
+        // Re-send everything: the acknowledged ones replay, the rest apply now or replay.
+        let sent = load.flatMap { $0.sent.value }
+        for key in sent {
+            let reply = try admin.ok("adjust_points", LoadClient.request(key))
+            if acknowledged.contains(key) { #expect(reply["replayed"] == .bool(true), "\(key) replays") }
+        }
+        let final = try admin.adjustmentReasons()
+        #expect(final.count == Set(final).count, "each applied exactly once")
+        #expect(Set(final) == Set(sent))
+        let points = try admin.ok("state")["result"]?["state"]?["game"]?["points"]
+        #expect(points == .int(sent.count))
+        try server.stop()
+    }
+
+    @Test func sigtermUnderLoadDrainsSaysByeAndExitsZero() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (bq, load) = try Self.loadThenSignal(SIGTERM, dataDirectory: dir.path)
+        let exit = try #require(bq.waitForExit())
+        #expect(exit == .exited(0))
+        for client in load { #expect(client.bye.value == "server_shutdown", "\(client.name) got bye") }
+        try Self.verifyAfterRestart(dir.path, load)
+    }
+
+    @Test func sigkillUnderLoadLosesNothingAcknowledged() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (bq, load) = try Self.loadThenSignal(SIGKILL, dataDirectory: dir.path)
+        let exit = try #require(bq.waitForExit())
+        #expect(exit == .signalled(SIGKILL))
+        try Self.verifyAfterRestart(dir.path, load)
+    }
+}

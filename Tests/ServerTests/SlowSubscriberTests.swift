@@ -1,0 +1,74 @@
+import Foundation
+import JSON
+import Testing
+
+/// A subscriber that stops reading must not make the server buffer without bound, and
+/// must converge (one snapshot, then patches) once it reads again.
+@Suite struct SlowSubscriberTests {
+    static let mutations = 5_000
+    /// One request at a time, so each edit is its own commit and its own patch (a pipelined
+    /// burst is group-committed into a few patches that would not fill anything).
+    static let batch = 1
+
+    /// Edits c01 with a fresh 2,000-character description: ~2 KB of patch per commit, so the
+    /// patches (~10 MB) far outgrow the kernel's socket buffers and the server's own bound is
+    /// what keeps memory flat. (adjust_points patches are ~100 bytes: 5,000 of them fit in
+    /// the kernel buffers and would never reach the bound.)
+    static func edit(_ number: Int) -> [String: JSONValue] {
+        let stamp = String(number)
+        let description = String(repeating: "\(stamp) ", count: 2000 / (stamp.count + 1))
+        return ["challenge": "c01", "title": "Sunrise Swim", "description": .string(String(description.prefix(2000))),
+                "points": 75, "difficulty": "hard", "category": "physical"]
+    }
+
+    static func commit(_ range: Range<Int>, on admin: TestClient) throws -> Int {
+        var version = 0
+        for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
+            let ids = try (start..<min(start + batch, range.upperBound)).map { try admin.send("save_challenge", edit($0)) }
+            for id in ids {
+                let reply = try admin.reply(to: id)
+                guard reply["ok"] == .bool(true) else { throw HarnessError("edit refused: \(reply.serialized())") }
+                version = reply["version"]?.intValue ?? version
+            }
+        }
+        return version
+    }
+
+    @Test func slowSubscriberStaysBoundedAndConverges() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // No other in-process server may allocate while this one is measured.
+        MemoryGate.shared.enterExclusive()
+        defer { MemoryGate.shared.leaveExclusive() }
+        let server = try ServerHarness(dataDirectory: dir.path, exclusive: true) {
+            $0.limits.maxQueuedBytes = 64 << 10
+            $0.limits.requestsPerSecond = 1_000_000
+        }
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let slow = try server.connect(receiveBufferBytes: 4096)
+        slow.label = "slow"
+        try slow.ok("claim", ["character": "mia", "device": "phone"])
+        try slow.subscribe()
+        #expect(slow.snapshots == 1)
+
+        // Warm up allocator pools and SQLite's cache before the baseline.
+        _ = try Self.commit(0..<300, on: admin)
+        let baseline = residentBytes()
+        let finalVersion = try Self.commit(300..<(300 + Self.mutations), on: admin)
+        let growth = residentBytes() - baseline
+        #expect(baseline > 0)
+        #expect(growth < 6 << 20, "resident memory grew by \(growth >> 10) KiB while a subscriber did not read")
+
+        // Reading again: it catches up through one fresh snapshot, with no gap.
+        while slow.mirrorVersion < finalVersion {
+            guard try slow.readMessage() != nil else { throw HarnessError("slow subscriber got EOF") }
+        }
+        #expect(slow.snapshots >= 2, "the subscriber fell behind and was sent a fresh snapshot")
+        #expect(slow.patches < Self.mutations, "patches were held back, not queued")
+        try slow.checkMirror(step: "caught up")
+        #expect(slow.mirror?["challenges"]?["c01"]?["description"] == Self.edit(299 + Self.mutations)["description"])
+        #expect(slow.problems == [])
+        try server.stop()
+    }
+}

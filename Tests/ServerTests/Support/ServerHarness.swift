@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import Server
+
+/// Paths inside the repository, found from this file so tests run from any directory.
+enum Repo {
+    static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let seedPath = root.appendingPathComponent("seed/birthdayquest.json").path
+    static let bqExecutable = root.appendingPathComponent(".build/debug/bq").path
+}
+
+/// A fresh temporary directory, removed by `remove()`.
+struct TempDirectory {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "bq-e2e-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A real `GameServer` on its own thread, created and run on that same thread as the
+/// server requires. `stop()` shuts it down like SIGTERM and waits until `run()` returned.
+final class ServerHarness: @unchecked Sendable {
+    static let adminKey = "e2e-admin-key"
+
+    let port: Int
+    let dataDirectory: String
+    private let stopper: ServerStopper
+    /// Signalled by the server thread once `run()` returned.
+    private let finished: DispatchSemaphore
+    private var stopped = false
+    private var holdsShare: Bool
+
+    /// The config every in-process test starts from: ephemeral port, the repo's seed, no fsync
+    /// (durability is the process tests' business).
+    static func config(dataDirectory: String) -> ServerConfig {
+        var config = ServerConfig()
+        config.host = "127.0.0.1"
+        config.port = 0
+        config.dataDirectory = dataDirectory
+        config.seedPath = Repo.seedPath
+        config.adminKey = adminKey
+        config.synchronous = .off
+        return config
+    }
+
+    /// `exclusive`: the caller already holds `MemoryGate.shared` exclusively (a memory measurement).
+    init(dataDirectory: String, exclusive: Bool = false, configure: (inout ServerConfig) -> Void = { _ in }) throws {
+        if !exclusive { MemoryGate.shared.enterShared() }
+        holdsShare = !exclusive
+        var config = Self.config(dataDirectory: dataDirectory)
+        configure(&config)
+        self.dataDirectory = dataDirectory
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = StartOutcome()
+        let frozen = config
+        let thread = Thread {
+            let logger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
+            let server: GameServer
+            do {
+                server = try GameServer(config: frozen, logger: logger)
+            } catch {
+                outcome.set(.failure(HarnessError("server did not start: \(error)")))
+                started.signal()
+                finished.signal()
+                return
+            }
+            outcome.set(.success((server.port, server.stopper)))
+            started.signal()
+            server.run()
+            finished.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        guard started.wait(timeout: .now() + 30) == .success, let result = outcome.get(), case .success(let (port, stopper)) = result else {
+            if holdsShare { MemoryGate.shared.leaveShared() }
+            throw HarnessError("server did not start: \(String(describing: outcome.get()))")
+        }
+        self.port = port
+        self.stopper = stopper
+        self.finished = finished
+    }
+
+    /// Asks the server to shut down and waits (bounded) until its loop returned.
+    func stop() throws {
+        guard !stopped else { return }
+        stopped = true
+        defer {
+            if holdsShare { MemoryGate.shared.leaveShared() }
+            holdsShare = false
+        }
+        stopper.stop()
+        guard finished.wait(timeout: .now() + 30) == .success else { throw HarnessError("server did not stop within 30 s") }
+    }
+
+    deinit { try? stop() }
+
+    func connect(receiveBufferBytes: Int? = nil) throws -> TestClient {
+        try TestClient(port: port, receiveBufferBytes: receiveBufferBytes)
+    }
+}
+
+/// The server thread's report to the test thread.
+private final class StartOutcome: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<(Int, ServerStopper), HarnessError>?
+
+    func set(_ result: Result<(Int, ServerStopper), HarnessError>) {
+        lock.lock()
+        value = result
+        lock.unlock()
+    }
+
+    func get() -> Result<(Int, ServerStopper), HarnessError>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+/// The resident set size of this process, from /proc/self/status.
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let digits = line.split(separator: " ").compactMap { Int($0) }
+        return (digits.first ?? 0) * 1024
+    }
+    return 0
+}
+
+/// Keeps other in-process servers from running while a test measures this process's memory:
+/// every harness holds a share; the measuring test holds it exclusively (writers go first).
+final class MemoryGate: @unchecked Sendable {
+    static let shared = MemoryGate()
+    private let condition = NSCondition()
+    private var readers = 0
+    private var writing = false
+    private var writersWaiting = 0
+
+    func enterShared() {
+        condition.lock()
+        while writing || writersWaiting > 0 { condition.wait() }
+        readers += 1
+        condition.unlock()
+    }
+
+    func leaveShared() {
+        condition.lock()
+        readers -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func enterExclusive() {
+        condition.lock()
+        writersWaiting += 1
+        while writing || readers > 0 { condition.wait() }
+        writersWaiting -= 1
+        writing = true
+        condition.unlock()
+    }
+
+    func leaveExclusive() {
+        condition.lock()
+        writing = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
