@@ -72,9 +72,6 @@ final class ClientConnection {
     }
 
     private func handle(line: [UInt8]) {
-        guard takeToken() else {
-            return answerNow(nil, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
-        }
         let json: JSONValue
         do {
             json = try JSONParser.parse(line, maxDepth: server.config.limits.maxJSONDepth)
@@ -85,6 +82,10 @@ final class ClientConnection {
         case .failure(let failure):
             answerNow(failure.id, failure.error)
         case .success(let request):
+            // Parsed first so that even a refusal for speed carries the request's id.
+            guard takeToken() else {
+                return answerNow(request.id, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
+            }
             if !waiting.isEmpty || (!isMutation(request) && hasUnansweredSlots) {
                 waiting.append(request)
             } else {

@@ -47,6 +47,7 @@ public final class GameServer {
         self.logger = logger
         self.clock = clock
         ignoreSIGPIPE()
+        unblockSignals([SIGTERM, SIGINT])
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key

@@ -39,7 +39,7 @@ import UV
         try server.stop()
     }
 
-    @Test(.disabled("BUG: ClientConnection.handle(line:) answers rate_limited with \"id\": null before parsing; PROTOCOL.md: one reply per request, with the request's id"))
+    @Test
     func rateLimitedReplyCarriesTheRequestID() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
