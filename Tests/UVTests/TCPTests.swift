@@ -58,6 +58,40 @@ struct TCPTests {
         #expect(replies.sorted() == (0..<clients).map { "hello \($0)" }.sorted())
     }
 
+    @Test("IPv6 literals work for both the listener and the client")
+    func ipv6Loopback() throws {
+        let loop = try EventLoop()
+        var peers: [String] = []
+        var reply: [UInt8] = []
+        var server: TCPServer?
+        server = try TCPServer(loop: loop, host: "::1", port: 0) { connection in
+            peers.append(connection.peerDescription)
+            connection.onRead = { connection.write($0) }
+            connection.onClose = { _ in server?.close() }
+            connection.startReading()
+        }
+        let port = try #require(server?.localPort)
+        TCPConnection.connect(loop: loop, host: "::1", port: port) { result in
+            guard let client = try? result.get() else {
+                Issue.record("connect failed: \(result)")
+                server?.close()
+                return
+            }
+            peers.append(client.peerDescription)
+            client.onRead = { bytes in
+                reply += bytes
+                if reply.last == 0x0A { client.close() }
+            }
+            client.startReading()
+            client.write(Array("ping\n".utf8))
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(reply == Array("ping\n".utf8))
+        #expect(peers.count == 2)
+        #expect(peers.allSatisfy { $0.hasPrefix("[::1]:") })
+        #expect(peers.last == "[::1]:\(port)")
+    }
+
     @Test("binding a port in use throws EADDRINUSE naming the call and the address")
     func bindingUsedPortThrows() throws {
         let loop = try EventLoop()
