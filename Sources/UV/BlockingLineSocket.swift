@@ -221,7 +221,11 @@ public final class BlockingLineSocket: @unchecked Sendable {
         start = newline + 1
         scanned = start
         // Compact once the consumed prefix dominates, so the buffer never grows without bound.
-        if start > 65536, start * 2 > buffer.count {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+            scanned = 0
+        } else if start > 65536, start * 2 > buffer.count {
             buffer.removeFirst(start)
             scanned -= start
             start = 0

@@ -40,19 +40,21 @@ public final class EventLoop {
     }
 
     /// Runs until `stop()` is called or no active, referenced handle or request remains.
-    public func run() { uv_run(raw, UV_RUN_DEFAULT) }
+    /// After `close()`, this and the other run methods do nothing.
+    public func run() { if !isClosed { uv_run(raw, UV_RUN_DEFAULT) } }
 
     /// Runs one turn, blocking for I/O if there is nothing ready.
-    public func runOnce() { uv_run(raw, UV_RUN_ONCE) }
+    public func runOnce() { if !isClosed { uv_run(raw, UV_RUN_ONCE) } }
 
     /// Runs one turn without blocking.
-    public func runNoWait() { uv_run(raw, UV_RUN_NOWAIT) }
+    public func runNoWait() { if !isClosed { uv_run(raw, UV_RUN_NOWAIT) } }
 
     /// Makes the current (or next) `run()` return at the end of its turn.
-    public func stop() { uv_stop(raw) }
+    public func stop() { if !isClosed { uv_stop(raw) } }
 
     /// Handles still known to the loop, including ones whose close callback has not run yet.
     public var openHandleCount: Int {
+        guard !isClosed else { return 0 }
         var count = 0
         // The walk callback runs synchronously on this thread; `arg` points at `count`.
         uv_walk(raw, { _, arg in arg!.assumingMemoryBound(to: Int.self).pointee += 1 }, &count)
@@ -62,6 +64,7 @@ public final class EventLoop {
     /// Names of the handle types still open, e.g. `["tcp", "timer"]`.
     public var openHandleTypes: [String] {
         var names: [String] = []
+        guard !isClosed else { return names }
         withUnsafeMutablePointer(to: &names) { names in
             uv_walk(raw, { handle, arg in
                 // Synchronous, this thread; `arg` points at `names`.
@@ -86,7 +89,7 @@ public final class EventLoop {
     }
 
     /// The loop's cached clock, in milliseconds, updated at the start of each turn.
-    public var nowMilliseconds: UInt64 { uv_now(raw) }
+    public var nowMilliseconds: UInt64 { isClosed ? 0 : uv_now(raw) }
 }
 
 /// Makes writes to a peer that has gone away fail with `EPIPE` instead of killing the process.

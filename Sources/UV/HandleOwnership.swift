@@ -35,7 +35,8 @@ func retainOwner<H>(_ owner: some HandleOwner, in handle: UnsafeMutablePointer<H
 @inline(__always)
 func owner<T: AnyObject>(of handle: UnsafeMutablePointer<uv_handle_t>, as type: T.Type) -> T {
     // Loop thread. The +1 taken in `retainOwner` keeps the object alive until the close callback.
-    Unmanaged<AnyObject>.fromOpaque(handle.pointee.data!).takeUnretainedValue() as! T
+    // Every handle's callbacks name the class that stored itself, so no dynamic cast is needed.
+    Unmanaged<T>.fromOpaque(handle.pointee.data!).takeUnretainedValue()
 }
 
 /// Starts closing a handle unless it is already closing. libuv calls `handleClosed` on a later

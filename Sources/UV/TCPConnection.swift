@@ -27,7 +27,8 @@ public final class TCPConnection: HandleOwner {
     /// Bytes received, copied out of the loop's shared read buffer. Loop thread.
     public var onRead: (([UInt8]) -> Void)?
     /// Runs exactly once, from the close callback, after EOF, an error or `close()`.
-    /// The error is nil for a clean EOF or a requested close.
+    /// The error is nil for a clean EOF or a requested close. On EOF the connection first
+    /// finishes its queued writes (as `closeAfterFlush`), then closes.
     public var onClose: ((UVError?) -> Void)?
     /// Runs when `queuedWriteBytes` returns to 0 after a write completes successfully.
     public var onDrain: (() -> Void)?
