@@ -41,6 +41,8 @@ public struct ServerConfig: Sendable, Equatable {
     /// Idempotency keys are remembered for this many of a game's most recent events: a retry
     /// comes seconds or minutes after the first try, and memory must not grow with the log.
     public var idempotencyWindow = 100_000
+    /// How long a commit waits for another process's lock on the database before it fails.
+    public var busyTimeoutMilliseconds = 5_000
     /// Requests the writer folds into one transaction at most.
     public var maxBatchRequests = 1_024
     public var limits = ServerLimits()

@@ -38,6 +38,7 @@ public enum ConfigLoader {
         },
         int("snapshot_every", "BQ_SNAPSHOT_EVERY", "events between snapshots of a game's state", 1...10_000_000) { $0.snapshotEvery = $1 },
         int("idempotency_window", "BQ_IDEMPOTENCY_WINDOW", "idempotency keys are remembered for this many recent events of a game", 1_000...100_000_000) { $0.idempotencyWindow = $1 },
+        int("busy_timeout_ms", "BQ_BUSY_TIMEOUT_MS", "how long a commit waits for another process's lock on the database", 0...600_000) { $0.busyTimeoutMilliseconds = $1 },
         int("max_batch_requests", "BQ_MAX_BATCH_REQUESTS", "commands per SQLite transaction at most", 1...100_000) { $0.maxBatchRequests = $1 },
         int("max_line_bytes", "BQ_MAX_LINE_BYTES", "longest request line", 256...16 << 20) { $0.limits.maxLineBytes = $1 },
         int("max_connections", "BQ_MAX_CONNECTIONS", "open connections at once", 1...1_000_000) { $0.limits.maxConnections = $1 },

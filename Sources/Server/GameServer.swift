@@ -54,7 +54,7 @@ public final class GameServer {
         if let file = key.file {
             logger.notice("admin key is in \(file) (readable by its owner only)")
         }
-        let options = StoreOptions(synchronous: config.synchronous)
+        let options = StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds))
         let store: EventStore
         do {
             store = try EventStore(path: config.databasePath, options: options)
