@@ -1,17 +1,20 @@
 import Domain
 import EventLog
 import Foundation
+import JSON
+import Views
 
 /// How domain values become log rows and back. Events and snapshots are JSON
 /// text so that `bq log`, `sqlite3` and people can read the log without this code.
 public enum Codec {
-    public static func newEvent(_ event: Event, idempotencyKey: String?) throws -> NewEvent {
+    public static func newEvent(_ event: Event, idempotencyKey: String?) -> NewEvent {
         NewEvent(type: event.type, actor: event.actor.logName, at: event.at,
-                 idempotencyKey: idempotencyKey, payload: try encode(event.change))
+                 idempotencyKey: idempotencyKey, payload: EventCoding.encode(event.change).serialized(sortedKeys: true))
     }
 
     public static func event(_ stored: StoredEvent) throws -> Event {
-        let change = try JSONDecoder().decode(Change.self, from: Data(stored.payload.utf8))
+        let payload = try JSONParser.parse(Array(stored.payload.utf8), maxDepth: 64)
+        let change = try EventCoding.decode(type: stored.type, payload: payload)
         return Event(at: stored.at, actor: Actor(logName: stored.actor), change: change)
     }
 

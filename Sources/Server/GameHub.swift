@@ -132,7 +132,7 @@ final class GameHub {
     }
 
     private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) throws {
-        let newEvents = try entry.events.map { try Codec.newEvent($0, idempotencyKey: entry.request.idem) }
+        let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: entry.request.idem) }
         var records: [IdempotencyRecord] = []
         if let key {
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,

@@ -59,7 +59,7 @@ public enum GameLoader {
         }
         do {
             let content = try SeedParser.parse(json, file: path)
-            return (content, Secrets.hash(data: Data(try Codec.encode(content).utf8)))
+            return (content, Secrets.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
         } catch {
             throw ServerError.startup("\(error)")
         }
@@ -73,7 +73,7 @@ public enum GameLoader {
         case .failure(let rejection):
             throw ServerError.startup("\(seedPath): \(rejection.message)")
         case .success(let events):
-            let rows = try events.map { try Codec.newEvent($0, idempotencyKey: nil) }
+            let rows = events.map { Codec.newEvent($0, idempotencyKey: nil) }
             switch store.append(AppendRequest(game: game, expected: 0, events: rows, idempotency: [], snapshot: nil)) {
             case .committed: return replay(events, from: state)
             case .conflict(let expected, let actual):

@@ -259,10 +259,9 @@ public final class GameServer {
             let rows = try reader.events(game: hub.name, after: Int64(after), limit: limit)
             let list: [JSONValue] = rows.map { row in
                 var data = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
-                // The payload wraps its fields in the case name; token hashes stay in the log.
-                if case .object(let outer) = data, outer.count == 1, let inner = outer.values.first { data = inner }
-                if case .object(var fields) = data, fields["tokenHash"] != nil {
-                    fields["tokenHash"] = nil
+                // Token hashes stay in the log: they are nobody's business, not even the organizer's.
+                if case .object(var fields) = data, fields["token_hash"] != nil {
+                    fields["token_hash"] = nil
                     data = .object(fields)
                 }
                 return .object(["version": .int(Int(row.version)), "type": .string(row.type), "actor": .string(row.actor),

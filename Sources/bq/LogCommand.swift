@@ -43,10 +43,9 @@ struct LogCommand: ParsableCommand {
 
     /// The payload's scalar fields, short, so a person can scan the log.
     private func summary(_ payload: String) -> String {
-        guard case .object(let outer)? = try? JSONParser.parse(Array(payload.utf8)), let inner = outer.values.first,
-              case .object(let fields) = inner else { return "" }
+        guard case .object(let fields)? = try? JSONParser.parse(Array(payload.utf8)) else { return "" }
         let parts = fields.keys.sorted().compactMap { key -> String? in
-            guard key != "tokenHash", key != "content" else { return nil }
+            guard key != "token_hash", key != "content" else { return nil }
             switch fields[key]! {
             case .string(let text): return "\(key)=\(text.count > 40 ? String(text.prefix(37)) + "..." : text)"
             case .int(let number): return "\(key)=\(number)"

@@ -78,6 +78,10 @@ struct RandomPlay {
             for event in produced {
                 log.check(event.at == now, "event time")
                 checkBadgeRule(event, command: command)
+                // What the log stores must read back as the very same change.
+                let stored = EventCoding.encode(event.change).serialized(sortedKeys: true)
+                let decoded = (try? JSONParser.parse(stored)).flatMap { try? EventCoding.decode(type: event.type, payload: $0) }
+                log.check(decoded == event.change, "\(event.type) does not survive the log's encoding: \(stored)")
                 state.apply(event)
                 events.append(event)
             }

@@ -1,0 +1,37 @@
+import Domain
+import JSON
+import Testing
+import Views
+
+/// The log stores each change as JSON; reading it back must give the same change,
+/// or a restart would rebuild a different game than the one players saw.
+@Suite struct EventCodingTests {
+    @Test func theSeedEventReadsBackAsTheSameContent() throws {
+        let content = try ShippedSeed.content()
+        let change = Change.gameSeeded(content: content, hash: "abc123")
+        let stored = EventCoding.encode(change).serialized(sortedKeys: true)
+        #expect(try EventCoding.decode(type: "game_seeded", payload: JSONParser.parse(stored)) == change)
+    }
+
+    @Test func organizerEditsReadBack() throws {
+        let changes: [Change] = [
+            .challengeSaved(challenge: "c16", fields: ChallengeFields(title: "Juggle", description: "Three oranges", optionB: OptionText(title: "Or", description: "Two"),
+                                                                      points: 40, difficulty: .medium, category: .physical), created: true),
+            .rewardSaved(reward: "r10", fields: RewardFields(from: "Aunt May", fromCharacter: nil, title: "Song", teaser: "Listen",
+                                                             type: .audio, content: RewardContent(text: nil, urls: ["https://x.example/a.mp3"])), created: true),
+            .rewardSaved(reward: "r02", fields: RewardFields(from: "Sam", fromCharacter: "sam", title: "T", teaser: "t", type: .text, cost: 0, content: nil), created: false),
+            .challengeCompleted(challenge: "c01", option: .b, proof: .photo(url: "https://p.example/1.jpg"), forced: false, points: 35),
+            .challengeCompleted(challenge: "c02", option: .a, proof: nil, forced: true, points: 50),
+        ]
+        for change in changes {
+            let stored = EventCoding.encode(change).serialized(sortedKeys: true)
+            #expect(try EventCoding.decode(type: change.type, payload: JSONParser.parse(stored)) == change, "\(stored)")
+        }
+    }
+
+    @Test func anUnknownTypeOrAMissingFieldIsAnErrorNotAGuess() throws {
+        #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "points_stolen", payload: ["delta": 5]) }
+        #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "points_adjusted", payload: ["delta": 5]) }
+        #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "day_set", payload: ["day": "two"]) }
+    }
+}
