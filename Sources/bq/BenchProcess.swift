@@ -27,7 +27,7 @@ enum ProcStats {
     static func statusBytes(pid: Int32, field: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).split(separator: " ").first.flatMap { Int($0) }
+            let number = line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
             return number.map { $0 * 1024 }
         }
         return nil
