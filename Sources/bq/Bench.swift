@@ -88,12 +88,14 @@ func runLoad(shape: LoadShape, tokens: [[String: String]], server: SpawnedServer
     var cpuAtEnd: Double?
     var clientAtStart = 0.0
     var clientAtEnd = 0.0
+    var windowStarted = false
     driver.onWarmupEnd = {
+        windowStarted = true
         cpuAtStart = server?.cpuSeconds
         clientAtStart = processCPUSeconds()
     }
     driver.onMeasureEnd = {
-        if cpuAtStart == nil { cpuAtStart = server?.cpuSeconds; clientAtStart = processCPUSeconds() }
+        if !windowStarted { cpuAtStart = server?.cpuSeconds; clientAtStart = processCPUSeconds() }
         cpuAtEnd = server?.cpuSeconds
         clientAtEnd = processCPUSeconds()
     }
