@@ -24,10 +24,14 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 redis-server --port "$PORT" --bind 127.0.0.1 --dir "$WORK" --appendonly yes --appendfsync always \
   --save "" --daemonize no --logfile "$WORK/redis.log" --maxclients 10000 &
 REDIS_PID=$!
-cleanup() { kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$WORK/appendonlydir" "$WORK"/*.aof; }
+cleanup() {
+  kill "$REDIS_PID" 2>/dev/null || true
+  wait "$REDIS_PID" 2>/dev/null || true
+  rm -rf "$WORK"  # OUT, when given, lives outside it
+}
 trap cleanup EXIT
 for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-echo "redis $(redis-server --version | grep -o 'v=[0-9.]*') on port $PORT (pid $REDIS_PID), raw results in $OUT" >&2
+echo "redis $(redis-server --version | grep -o 'v=[0-9.]*') on port $PORT (pid $REDIS_PID); set OUT=DIR to keep the raw JSON" >&2
 
 run() { # name, then the command; keeps the JSON line, shows progress on stderr
   local name=$1; shift
