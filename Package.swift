@@ -40,7 +40,7 @@ let package = Package(
         ], swiftSettings: strict),
         .target(name: "Client", dependencies: ["JSON", "Protocol", "UV"], swiftSettings: strict),
         .executableTarget(name: "bq", dependencies: [
-            "Server", "Client", "EventLog", "Views", "Domain", "JSON",
+            "Server", "Client", "EventLog", "UV", "Views", "Domain", "JSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -26,6 +26,9 @@ final class GameHub {
     private unowned let server: GameServer
     /// Commits whose patches and replies go out at the end of this loop turn.
     private var committedThisTurn: [PendingCommand] = []
+    /// The durable version when this turn's first commit arrived, and what its commits touched.
+    private var versionBeforeTurn = 0
+    private var touchedThisTurn = Touched()
 
     init(name: String, state: GameState, idempotency records: [IdempotencyRecord], lastSnapshotVersion: Int, server: GameServer) {
         self.name = name
@@ -165,6 +168,11 @@ final class GameHub {
         switch result {
         case .committed(let version):
             let index = pending.firstIndex { $0.seq == seq }!
+            if committedThisTurn.isEmpty {
+                versionBeforeTurn = durable.version
+                touchedThisTurn = Touched()
+            }
+            touchedThisTurn.formUnion(Touched(head.events))
             // Barriers ahead of it reflected states that are now durable.
             for barrier in pending[..<index] { committedThisTurn.append(barrier) }
             pending.removeFirst(index + 1)
@@ -201,12 +209,23 @@ final class GameHub {
         }
     }
 
-    /// Sends what this turn's commits produced: every subscriber's patch first, then the replies.
+    /// Sends what this turn's commits produced. The connections that made them get
+    /// their patch and reply first, written at once; the fan-out to everyone else
+    /// follows, so an actor's ack never waits behind a thousand other sockets.
     func publish() {
         guard !committedThisTurn.isEmpty else { return }
         let done = committedThisTurn
         committedThisTurn = []
-        pushPatches()
+        let patches = patchesForSubscribers()
+
+        var actors: [ObjectIdentifier: ClientConnection] = [:]
+        for entry in done {
+            actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
+            if let key = entry.key, case .pending(_, let waiters)? = idempotency[key] {
+                for waiter in waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
+            }
+        }
+        for connection in actors.values { deliver(patches, to: connection) }
         for entry in done {
             let version = entry.events.isEmpty ? durable.version : entry.stateAfter.version
             entry.onCommitted?(entry.stateAfter)
@@ -217,6 +236,9 @@ final class GameHub {
             pending.removeFirst()
             finish(head, version: durable.version)
         }
+        for connection in actors.values { connection.flush() }
+        for (id, connection) in subscribers where actors[id] == nil { deliver(patches, to: connection) }
+
         if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
         forgetOldKeys()
         if !hasPending { server.hubBecameIdle() }
@@ -253,28 +275,37 @@ final class GameHub {
         }
     }
 
-    /// One projection and one diff per distinct viewer, the same bytes to all of its connections.
-    private func pushPatches() {
-        var byViewer: [Viewer: [ClientConnection]] = [:]
-        for connection in subscribers.values {
-            guard let viewer = connection.viewer else { continue }
-            byViewer[viewer, default: []].append(connection)
-        }
+    /// One patch per distinct viewer with subscribers, re-projecting only what this
+    /// turn's events touched; every connection of that viewer gets the same bytes.
+    private func patchesForSubscribers() -> [Viewer: ViewerPatch] {
+        var patches: [Viewer: ViewerPatch] = [:]
         let version = durable.version
-        for (viewer, connections) in byViewer {
-            let old = views[viewer]
-            let fresh = view(durable, for: viewer)
-            views[viewer] = CachedView(version: version, view: fresh)
-            var shared: [UInt8]?
-            for connection in connections where !connection.isHoldingPatches {
-                guard let old, connection.sentVersion == old.version else {
-                    // Its view is not the cached one (it cannot happen by design; heal with a snapshot).
-                    connection.push(Wire.snapshot(version: version, state: fresh), version: version)
-                    continue
-                }
-                if shared == nil { shared = Wire.patch(from: old.version, to: version, ops: JSONPatch.diff(old.view, fresh)) }
-                connection.push(shared!, version: version)
+        for connection in subscribers.values {
+            guard let viewer = connection.viewer, patches[viewer] == nil else { continue }
+            guard let old = views[viewer] else { continue }
+            let fresh: JSONValue
+            let ops: [PatchOp]
+            if old.version == versionBeforeTurn {
+                let update = updateView(old.view, to: durable, for: viewer, touched: touchedThisTurn)
+                (fresh, ops) = (update.view, update.ops)
+            } else {
+                fresh = view(durable, for: viewer)
+                ops = JSONPatch.diff(old.view, fresh)
             }
+            views[viewer] = CachedView(version: version, view: fresh)
+            patches[viewer] = ViewerPatch(from: old.version, to: version, view: fresh,
+                                          bytes: Wire.patch(from: old.version, to: version, ops: ops))
+        }
+        return patches
+    }
+
+    private func deliver(_ patches: [Viewer: ViewerPatch], to connection: ClientConnection) {
+        guard let viewer = connection.viewer, let patch = patches[viewer], !connection.isHoldingPatches else { return }
+        if connection.sentVersion == patch.from {
+            connection.push(patch.bytes, version: patch.to)
+        } else {
+            // Not on the cached view (it cannot happen by design): heal with a snapshot rather than a gap.
+            connection.push(Wire.snapshot(version: patch.to, state: patch.view), version: patch.to)
         }
     }
 
@@ -286,6 +317,13 @@ final class GameHub {
             }
         }
     }
+}
+
+struct ViewerPatch {
+    let from: Int
+    let to: Int
+    let view: JSONValue
+    let bytes: [UInt8]
 }
 
 struct CachedView {

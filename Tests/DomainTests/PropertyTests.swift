@@ -42,6 +42,8 @@ struct RandomPlay {
     var views: [Viewer: JSONValue]
     var now: Millis
     var rejectionsSeen: Set<RejectionCode> = []
+    /// The events of the current step, for the incremental view update.
+    var produced: [Event] = []
     let log = FailureLog()
     var failures: [String] { log.failures }
 
@@ -75,6 +77,7 @@ struct RandomPlay {
             // A refused command commits nothing: the state, and so the version, stays.
             log.check(replay([], from: state) == before && state.version == events.count, "a refused command changed the game")
         case .success(let produced):
+            self.produced = produced
             for event in produced {
                 log.check(event.at == now, "event time")
                 checkBadgeRule(event, command: command)
@@ -141,6 +144,10 @@ struct RandomPlay {
             let new = Views.view(state, for: viewer)
             let ops = JSONPatch.diff(old, new)
             log.check((try? JSONPatch.apply(ops, to: old)) == new, "patch for \(viewer) does not rebuild the view")
+            // The server's fast path re-projects only what the events touched: it must agree with the full diff.
+            let fast = updateView(old, to: state, for: viewer, touched: Touched(produced))
+            log.check(fast.view == new, "the incremental view for \(viewer) differs from the full projection: \(JSONValue.array(JSONPatch.diff(new, fast.view).map(\.json)).serialized())")
+            log.check((try? JSONPatch.apply(fast.ops, to: old)) == new, "the incremental patch for \(viewer) does not rebuild the view")
             for op in ops where op.path.hasPrefix("/timeline") {
                 guard case .add(path: "/timeline/-", _) = op else {
                     log.fail("timeline patched with \(op) for \(viewer)")
