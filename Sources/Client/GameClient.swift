@@ -58,10 +58,12 @@ public final class GameClient: @unchecked Sendable {
         self.options = options
     }
 
-    /// Connects, reads the server's `hello`, and starts the reader thread.
-    public static func connect(host: String = "127.0.0.1", port: Int,
-                               options: ClientOptions = ClientOptions()) throws(ClientError) -> GameClient {
+    /// Connects, reads the server's `hello`, and starts the reader thread. `onLine`, when given,
+    /// sees every raw line from the first one (the `hello`) on; see `onLine(_:)`.
+    public static func connect(host: String = "127.0.0.1", port: Int, options: ClientOptions = ClientOptions(),
+                               onLine: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)? = nil) throws(ClientError) -> GameClient {
         let client = GameClient(host: host, port: port, options: options)
+        client.lineObserver = onLine
         try client.start()
         return client
     }

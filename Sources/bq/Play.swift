@@ -38,7 +38,16 @@ struct Play: ParsableCommand {
         }
         let client: GameClient
         do {
-            client = try GameClient.connect(host: host, port: port)
+            // Raw lines go out as they are, from the server's hello on.
+            let rawLines: (@Sendable (String, Bool) -> Void)?
+            if json {
+                rawLines = { line, outgoing in
+                    if !outgoing { terminal.line(line) }
+                }
+            } else {
+                rawLines = nil
+            }
+            client = try GameClient.connect(host: host, port: port, onLine: rawLines)
         } catch {
             terminal.error("bq play: \(error)")
             throw ExitCode(2)

@@ -56,11 +56,6 @@ final class PlaySession: @unchecked Sendable {
 
     /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
     func signIn(character: String?, pin: String?) -> Bool {
-        if json {
-            client.onLine { [terminal] line, outgoing in
-                if !outgoing { terminal.line(line) }
-            }
-        }
         fileLock.lock()
         let saved = file.token
         let device = file.device
