@@ -165,3 +165,44 @@ final class EventLog: @unchecked Sendable {
         return true
     }
 }
+
+@Suite struct ClientGapTests {
+    /// The fake sends a patch that skips versions after the first snapshot: the client must not
+    /// apply it, must resubscribe, and must follow the fresh snapshot and the patches after it.
+    @Test func aPatchThatDoesNotChainMakesTheClientResubscribe() throws {
+        final class Counter: @unchecked Sendable {
+            // Only the fake server's loop thread touches it.
+            var subscribes = 0
+        }
+        let counter = Counter()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            guard request["op"] == "subscribe" else {
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+            counter.subscribes += 1
+            if counter.subscribes == 1 {
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
+                        ["push": "patch", "from": 3, "to": 4,
+                         "ops": [["op": "replace", "path": "/game/points", "value": 999]]]]
+            }
+            return [["id": id, "ok": true, "version": 4, "result": ["mode": "snapshot"]],
+                    ["push": "snapshot", "version": 4, "state": ["game": ["points": 40]]],
+                    ["push": "patch", "from": 4, "to": 5,
+                     "ops": [["op": "replace", "path": "/game/points", "value": 50]]]]
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.subscribe()
+        #expect(events.waitFor { if case .gap(mirror: 1, from: 3) = $0 { true } else { false } })
+        #expect(client.waitForMirror(atLeast: 5, timeout: 10))
+        #expect(client.view == ["game": ["points": 50]])
+        #expect(client.version == 5)
+    }
+}
