@@ -168,6 +168,7 @@ public final class GameClient: @unchecked Sendable {
     }
 
     /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
+    /// Call it when done: the reader thread keeps the client alive until then.
     public func close() {
         writeLock.lock()
         state.lock()

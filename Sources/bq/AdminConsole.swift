@@ -25,6 +25,11 @@ struct AdminConsole: ParsableCommand {
                 continue
             default: break
             }
+            let known = Admin.configuration.subcommands.compactMap { $0.configuration.commandName }
+            guard known.contains(first) else {
+                terminal.line("Unknown command \(first). Type help for the list.")
+                continue
+            }
             let command: any ParsableCommand
             do {
                 command = try Admin.parseAsRoot(words)

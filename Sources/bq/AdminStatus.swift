@@ -10,10 +10,7 @@ struct AdminStatus: AdminOperation {
     @Option(help: "How many recent events to show.") var events = 8
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let (version, view) = try context.client.fetchState()
-        let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
-        return AdminScreens.status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [],
-                                   style: context.style)
+        try AdminScreens.fetchStatus(context, events: events)
     }
 }
 
@@ -54,29 +51,27 @@ struct AdminWatch: ParsableCommand {
             terminal.error(error.description)
             throw ExitCode(1)
         }
-        let status = AdminStatus(connection: connection, events: 8)
         var shownVersion = -1
         while true {
             changed.wait()
             let version = context.client.version
             if version == shownVersion { continue }
             shownVersion = version
-            guard let lines = try? status.perform(context) else { continue }
+            guard let lines = try? AdminScreens.fetchStatus(context, events: 8) else { continue }
             if terminal.style.enabled { terminal.line("\u{1B}[2J\u{1B}[H") } else { terminal.line("──── version \(version) ────") }
             for line in lines { terminal.line(line) }
         }
     }
 }
 
-extension AdminStatus {
-    init(connection: AdminConnectionOptions, events: Int) {
-        self.init()
-        self.connection = connection
-        self.events = events
-    }
-}
-
 enum AdminScreens {
+    /// Reads the state and the newest `events` events, and lays them out.
+    static func fetchStatus(_ context: AdminContext, events: Int) throws(ClientError) -> [String] {
+        let (version, view) = try context.client.fetchState()
+        let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
+        return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [], style: context.style)
+    }
+
     static func status(view: JSONValue, version: Int, events: [JSONValue], style: Style) -> [String] {
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }

@@ -78,9 +78,23 @@ import Testing
         console.send("force-complete c03")
         console.send("y")
         #expect(console.output.waitFor("already completed"))
+        console.send("bogus")
+        #expect(console.output.waitFor("Unknown command bogus."))
         console.send("set-day 3")
         #expect(console.output.waitFor("It is now day 3."))
         console.send("quit")
         #expect(console.waitForExit() == 0)
+    }
+
+    @Test func watchRedrawsWhenTheGameChanges() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let watch = try BQProcess(["admin", "watch"] + server.adminFlags)
+        defer { watch.kill() }
+        #expect(watch.output.waitFor("──── version 1 ────"))
+        let day = try BQProcess.run(["admin", "set-day", "4"] + server.adminFlags)
+        #expect(day.status == 0, "\(day.err)")
+        #expect(watch.output.waitFor("──── version 2 ────"))
+        #expect(watch.output.waitFor("day 4 · version 2"))
     }
 }
