@@ -147,6 +147,8 @@ final class PlaySession: @unchecked Sendable {
             switch event {
             case .patch(_, _, _, let old, let view):
                 let lines = PlayView(json: view, style: style).changes(from: PlayView(json: old, style: style))
+                if lines.isEmpty { return }
+                if Terminal.stdinIsTerminal { terminal.line() }
                 for line in lines { terminal.line(line) }
             case .disconnected:
                 terminal.line(style.yellow("Connection lost; reconnecting…"))
@@ -155,9 +157,13 @@ final class PlaySession: @unchecked Sendable {
             case .sessionLost(let reason):
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
                 self?.updateFile { $0.token = nil; $0.character = nil }
+                // Nothing works without a session, and the main thread is blocked reading input.
+                exit(3)
             default:
-                break
+                return
             }
+            // The update printed over the prompt a person was typing at: show it again.
+            terminal.prompt(style.bold("> "))
         }
         return true
     }

@@ -76,7 +76,12 @@ import Testing
         mia.send("board")
         #expect(mia.output.waitFor("Cannonball"))
         #expect(mia.output.waitFor("dare by Priya"))
-        #expect(mia.finish() == 0)
+
+        // The organizer frees Mia's character: her running client is told and stops.
+        let unclaimed = try BQProcess.run(["admin", "unclaim", "mia"] + server.adminFlags)
+        #expect(unclaimed.status == 0, "\(unclaimed.err)")
+        #expect(mia.output.waitFor("You were signed out"))
+        #expect(mia.waitForExit() == 3)
     }
 
     @Test func refusalsShowTheServersMessage() throws {
