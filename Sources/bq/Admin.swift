@@ -1,10 +1,90 @@
 import ArgumentParser
+import Client
+import Foundation
+import JSON
 
 struct Admin: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "The organizer's console: status, the event log, and every organizer operation.",
+        discussion: """
+            Signs in with the admin key: --key, else BQ_ADMIN_KEY, else DIR/admin.key with --data DIR.
+            Each operation is a one-shot subcommand that exits non-zero with the server's message when
+            refused; `console` runs them interactively and asks before destructive ones.
+            """,
+        subcommands: [AdminStatus.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
+                      AdminForceComplete.self, AdminForceUnlock.self, AdminFinalBadge.self, AdminUnclaim.self,
+                      AdminAdjustPoints.self, AdminSetDay.self, AdminAddChallenge.self, AdminEditChallenge.self,
+                      AdminAddReward.self, AdminEditReward.self])
+
+    @OptionGroup var connection: AdminConnectionOptions
+}
+
+/// Where the server is and how to sign in; shared by every `bq admin` subcommand.
+struct AdminConnectionOptions: ParsableArguments {
+    @Option(help: "Server address.") var host = "127.0.0.1"
+    @Option(help: "Server port.") var port = 4747
+    @Option(help: "Game name (default: the server's default game).") var game: String?
+    @Option(help: "The admin key (else BQ_ADMIN_KEY, else --data DIR/admin.key).") var key: String?
+    @Option(help: "The server's data directory, to read DIR/admin.key.") var data: String?
+    @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
+
+    func adminKey() throws -> String {
+        if let key, !key.isEmpty { return key }
+        if let key = ProcessInfo.processInfo.environment["BQ_ADMIN_KEY"], !key.isEmpty { return key }
+        if let data {
+            let path = (data as NSString).appendingPathComponent("admin.key")
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("cannot read \(path)")
+            }
+            return String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        throw ValidationError("no admin key: pass --key, set BQ_ADMIN_KEY, or pass --data DIR")
+    }
+
+    /// Connects and signs in as admin; on failure prints why and exits non-zero.
+    func open(_ terminal: Terminal) throws -> AdminContext {
+        let key = try adminKey()
+        let client: GameClient
+        do {
+            client = try GameClient.connect(host: host, port: port)
+            try client.signInAdmin(key: key, game: game)
+        } catch {
+            terminal.error("bq admin: \(error)")
+            throw ExitCode(1)
+        }
+        return AdminContext(client: client, terminal: terminal)
+    }
+}
+
+/// A signed-in admin connection and where to print.
+struct AdminContext {
+    let client: GameClient
+    let terminal: Terminal
+    var style: Style { terminal.style }
+}
+
+/// An organizer operation: one-shot as a subcommand, or a line in `bq admin console`.
+protocol AdminOperation: ParsableCommand {
+    var connection: AdminConnectionOptions { get }
+    /// Whether the console asks "are you sure?" first.
+    var isDestructive: Bool { get }
+    /// Does the operation and returns what to show.
+    func perform(_ context: AdminContext) throws(ClientError) -> [String]
+}
+
+extension AdminOperation {
+    var isDestructive: Bool { false }
 
     func run() throws {
-        print("bq admin is not built yet")
-        throw ExitCode(1)
+        let terminal = Terminal(colorAllowed: !connection.noColor)
+        let context = try connection.open(terminal)
+        defer { context.client.close() }
+        do {
+            for line in try perform(context) { terminal.line(line) }
+        } catch {
+            terminal.error(error.description)
+            throw ExitCode(1)
+        }
     }
 }

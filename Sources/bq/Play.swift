@@ -1,10 +1,71 @@
 import ArgumentParser
+import Client
+import Foundation
 
 struct Play: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "play", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play BirthdayQuest: pick your character, then complete challenges, unlock rewards, write dares.",
+        discussion: """
+            Interactive by default: the game stays on screen and updates itself as other players act.
+            Give a command after the options to run just that one (bq play --character mia complete c01 done),
+            or --script to read commands from stdin. Type help inside the game for the commands.
+            """)
+
+    @Option(help: "Server address.") var host = "127.0.0.1"
+    @Option(help: "Server port.") var port = 4747
+    @Option(help: "Game name (default: the server's default game).") var game: String?
+    @Option(help: "Claim this character without asking (e.g. mia).") var character: String?
+    @Option(help: "The character's PIN, to take it over from another device.") var pin: String?
+    @Option(name: .customLong("device-file"),
+            help: "Where the device id and session token are kept (default ~/.config/bq/play-HOST-PORT-GAME.json).")
+    var deviceFile: String?
+    @Flag(help: "Print the raw protocol lines instead of the game screens.") var json = false
+    @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
+    @Flag(help: "Read commands from stdin, one per line, without live updates; exit at the end.") var script = false
+    @Argument(parsing: .captureForPassthrough, help: "One command to run, then exit.") var command: [String] = []
 
     func run() throws {
-        print("bq play is not built yet")
-        throw ExitCode(1)
+        let terminal = Terminal(colorAllowed: !noColor)
+        let mode: PlayMode = !command.isEmpty ? .oneShot : (script ? .script : .interactive)
+        let path = deviceFile ?? PlayDeviceFile.defaultPath(host: host, port: port, game: game)
+        let file: PlayDeviceFile
+        do {
+            file = try PlayDeviceFile.load(path: path)
+        } catch {
+            terminal.error("cannot use the device file \(path): \(error)")
+            throw ExitCode(2)
+        }
+        let client: GameClient
+        do {
+            // Raw lines go out as they are, from the server's hello on.
+            let rawLines: (@Sendable (String, Bool) -> Void)?
+            if json {
+                rawLines = { line, outgoing in
+                    if !outgoing { terminal.line(line) }
+                }
+            } else {
+                rawLines = nil
+            }
+            client = try GameClient.connect(host: host, port: port, onLine: rawLines)
+        } catch {
+            terminal.error("bq play: \(error)")
+            throw ExitCode(2)
+        }
+        defer { client.close() }
+        let session = PlaySession(client: client, terminal: terminal, mode: mode, json: json, game: game,
+                                  file: file)
+        guard session.signIn(character: character, pin: pin) else { throw ExitCode(1) }
+        guard session.start() else { throw ExitCode(1) }
+        let succeeded: Bool
+        switch mode {
+        case .oneShot: succeeded = session.execute(command) != .failed
+        case .script, .interactive: succeeded = session.readCommands()
+        }
+        if !succeeded { throw ExitCode(1) }
     }
+}
+
+enum PlayMode {
+    case interactive, script, oneShot
 }

@@ -1,0 +1,314 @@
+import Foundation
+import JSON
+import Protocol
+import UV
+
+// The reader thread's side of `GameClient`: connecting, the handshake after a reconnect,
+// routing lines to waiters and pushes to the mirror. Everything here runs on the reader
+// thread, except `start`, which runs on the caller of `connect` before the reader exists.
+extension GameClient {
+    // MARK: Connection lifecycle (reader thread, or the caller of `connect` before it starts)
+
+    func start() throws(ClientError) {
+        let first: BlockingLineSocket
+        do {
+            first = try BlockingLineSocket(host: host, port: port,
+                                           connectTimeoutMilliseconds: options.connectTimeoutMilliseconds)
+        } catch {
+            throw .connectFailed(error.description)
+        }
+        do {
+            try handshake(first)
+        } catch {
+            first.close()
+            throw .connectFailed("\(error)")
+        }
+        markReady(first)
+        let thread = Thread { [self] in readerMain(first) }
+        thread.name = "bq-client-reader"
+        thread.start()
+    }
+
+    var isClosing: Bool {
+        state.lock()
+        defer { state.unlock() }
+        return closing
+    }
+
+    func readerMain(_ first: BlockingLineSocket) {
+        var current: BlockingLineSocket? = first
+        while let connection = current {
+            let reason = readLoop(connection)
+            drop(connection, reason: reason)
+            current = nil
+            if options.reconnect, !isClosing {
+                current = reconnectWithBackoff()
+                if current != nil {
+                    state.lock()
+                    reconnects += 1
+                    state.unlock()
+                    emit([.reconnected])
+                }
+            }
+        }
+        state.lock()
+        readerDone = true
+        for entry in pending.values where entry.outcome == nil { entry.outcome = .failure(.closed) }
+        state.broadcast()
+        state.unlock()
+    }
+
+    func reconnectWithBackoff() -> BlockingLineSocket? {
+        var delay = options.initialBackoff
+        while true {
+            state.lock()
+            let deadline = Date().addingTimeInterval(delay)
+            while !closing, state.wait(until: deadline) {}
+            let stop = closing
+            state.unlock()
+            if stop { return nil }
+            if let connection = try? BlockingLineSocket(host: host, port: port,
+                                                        connectTimeoutMilliseconds: options.connectTimeoutMilliseconds) {
+                do {
+                    try handshake(connection)
+                    markReady(connection)
+                    return connection
+                } catch {
+                    connection.close()
+                }
+            }
+            delay = min(delay * 2, options.maxBackoff)
+        }
+    }
+
+    /// Reads lines until the connection ends; returns why it ended.
+    func readLoop(_ connection: BlockingLineSocket) -> String {
+        while true {
+            if isClosing { return "closed" }
+            do {
+                guard let bytes = try connection.readLine(timeoutMilliseconds: 250) else {
+                    return "the server closed the connection"
+                }
+                try handleLine(bytes, awaiting: nil)
+            } catch let error as SocketError where error.kind == .timedOut {
+                continue
+            } catch {
+                return "\(error)"
+            }
+        }
+    }
+
+    func drop(_ connection: BlockingLineSocket, reason: String) {
+        writeLock.lock()
+        state.lock()
+        ready = false
+        socket = nil
+        resyncing = false
+        for (id, entry) in pending where !entry.awaited { pending[id] = nil }
+        let quiet = closing
+        state.unlock()
+        connection.close()
+        writeLock.unlock()
+        if !quiet { emit([.disconnected(reason: reason)]) }
+    }
+
+    /// Makes `connection` current and sends every request still waiting, in id order.
+    func markReady(_ connection: BlockingLineSocket) {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        state.lock()
+        generation += 1
+        socket = connection
+        ready = true
+        let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation }
+            .sorted { $0.id < $1.id }
+        for entry in resend { entry.sentGeneration = generation }
+        let lines = lineObserver
+        state.unlock()
+        for entry in resend {
+            lines?(entry.line, true)
+            try? connection.sendLine(entry.line)
+        }
+    }
+
+    /// On a new connection: the `hello`, then signing in again and resubscribing from the mirror's
+    /// version, each awaited here before any queued request is re-sent.
+    func handshake(_ connection: BlockingLineSocket) throws {
+        let hello = try readJSON(connection)
+        guard hello["push"]?.stringValue == "hello" else {
+            throw ClientError.protocolViolation("the first line was not a hello")
+        }
+        try handlePush(hello)
+        state.lock()
+        let credentials = savedCredentials
+        let resubscribe = subscribed
+        let since = mirror == nil ? nil : mirrorVersion
+        state.unlock()
+        if let credentials {
+            let line: JSONValue
+            switch credentials {
+            case .token(let token): line = ["op": "auth", "token": .string(token)]
+            case .adminKey(let key, let game):
+                line = ["op": "admin", "key": .string(key), "game": game.map(JSONValue.string) ?? .null]
+            }
+            let reply = try syncRequest(connection, line)
+            if reply["ok"]?.boolValue != true {
+                let message = reply["error"]?["message"]?.stringValue ?? "sign-in refused"
+                state.lock()
+                savedCredentials = nil
+                state.unlock()
+                emit([.sessionLost(reason: message)])
+            }
+        }
+        if resubscribe {
+            var line: JSONValue = ["op": "subscribe"]
+            if let since, since > 0, case .object(var fields) = line {
+                fields["since"] = .int(since)
+                line = .object(fields)
+            }
+            _ = try syncRequest(connection, line)
+        }
+    }
+
+    func readJSON(_ connection: BlockingLineSocket) throws -> JSONValue {
+        guard let bytes = try connection.readLine(timeoutMilliseconds: options.connectTimeoutMilliseconds) else {
+            throw ClientError.protocolViolation("the server closed the connection")
+        }
+        reportLine(String(decoding: bytes, as: UTF8.self), false)
+        return try JSONParser.parse(bytes)
+    }
+
+    func reportLine(_ line: String, _ outgoing: Bool) {
+        state.lock()
+        let observe = lineObserver
+        state.unlock()
+        observe?(line, outgoing)
+    }
+
+    /// Sends one request on `connection` and reads until its reply, handling pushes on the way.
+    func syncRequest(_ connection: BlockingLineSocket, _ request: JSONValue) throws -> JSONValue {
+        state.lock()
+        let id = nextID
+        nextID += 1
+        state.unlock()
+        guard case .object(var fields) = request else { return .null }
+        fields["id"] = .int(id)
+        let line = JSONValue.object(fields).serialized()
+        reportLine(line, true)
+        try connection.sendLine(line)
+        while true {
+            guard let bytes = try connection.readLine(timeoutMilliseconds: options.connectTimeoutMilliseconds) else {
+                throw ClientError.protocolViolation("the server closed the connection")
+            }
+            if let reply = try handleLine(bytes, awaiting: id) { return reply }
+        }
+    }
+
+    /// Routes one received line: pushes to the mirror, replies to their waiters. Returns the line
+    /// when it is the reply to `awaiting`.
+    @discardableResult
+    func handleLine(_ bytes: [UInt8], awaiting: Int?) throws -> JSONValue? {
+        reportLine(String(decoding: bytes, as: UTF8.self), false)
+        guard !bytes.isEmpty else { return nil }
+        let message = try JSONParser.parse(bytes)
+        if message["push"] != nil {
+            try handlePush(message)
+            return nil
+        }
+        guard let id = message["id"]?.intValue else { return nil }
+        if id == awaiting { return message }
+        resolve(id: id, message)
+        return nil
+    }
+
+    func resolve(id: Int, _ message: JSONValue) {
+        state.lock()
+        defer {
+            state.broadcast()
+            state.unlock()
+        }
+        guard let entry = pending[id], entry.outcome == nil else { return }
+        if message["ok"]?.boolValue == true {
+            let result = message["result"] ?? .object([:])
+            entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
+                                           replayed: message["replayed"]?.boolValue ?? false))
+            switch entry.op {
+            case "claim": if let token = result["token"]?.stringValue { savedCredentials = .token(token) }
+            case "auth": if let token = entry.args["token"]?.stringValue { savedCredentials = .token(token) }
+            case "admin":
+                if let key = entry.args["key"]?.stringValue {
+                    savedCredentials = .adminKey(key, game: entry.args["game"]?.stringValue)
+                }
+            case "subscribe": subscribed = true
+            case "unsubscribe": subscribed = false
+            default: break
+            }
+        } else {
+            let error = message["error"]
+            entry.outcome = .failure(.refused(ServerRefusal(
+                op: entry.op, code: error?["code"]?.stringValue ?? "internal",
+                message: error?["message"]?.stringValue ?? "refused")))
+        }
+        if !entry.awaited { pending[id] = nil }
+    }
+
+    func handlePush(_ message: JSONValue) throws {
+        var events: [ClientEvent] = []
+        var resubscribe = false
+        state.lock()
+        switch message["push"]?.stringValue {
+        case "hello":
+            events.append(.hello(server: message["server"]?.stringValue ?? "",
+                                 game: message["game"]?.stringValue ?? "",
+                                 version: message["version"]?.intValue ?? 0))
+        case "snapshot":
+            if let version = message["version"]?.intValue, let view = message["state"] {
+                mirror = view
+                mirrorVersion = version
+                resyncing = false
+                events.append(.snapshot(version: version, view: view))
+            }
+        case "patch":
+            let from = message["from"]?.intValue ?? -1
+            let to = message["to"]?.intValue ?? -1
+            if resyncing {
+                break
+            }
+            if let old = mirror, from == mirrorVersion,
+               let ops = try? (message["ops"]?.arrayValue ?? []).map({ json throws(JSONPatchError) in try PatchOp(json: json) }),
+               let view = try? JSONPatch.apply(ops, to: old) {
+                mirror = view
+                mirrorVersion = to
+                events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
+            } else {
+                events.append(.gap(mirror: mirrorVersion, from: from))
+                resyncing = true
+                resubscribe = true
+            }
+        case "bye":
+            let reason = message["reason"]?.stringValue ?? ""
+            events.append(.bye(reason: reason))
+            if reason == "unclaimed" {
+                savedCredentials = nil
+                subscribed = false
+                events.append(.sessionLost(reason: "the character was unclaimed or taken over"))
+            }
+        default:
+            break
+        }
+        state.broadcast()
+        state.unlock()
+        // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
+        if resubscribe { sendInternal("subscribe", [:]) }
+        emit(events)
+    }
+
+    func emit(_ events: [ClientEvent]) {
+        guard !events.isEmpty else { return }
+        state.lock()
+        let observe = observer
+        state.unlock()
+        guard let observe else { return }
+        for event in events { observe(event) }
+    }
+}

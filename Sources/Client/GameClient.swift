@@ -1,0 +1,281 @@
+import Foundation
+import JSON
+import Protocol
+import UV
+
+/// Tuning for a `GameClient`.
+public struct ClientOptions: Sendable {
+    /// How long `request` waits for a reply by default, reconnects included.
+    public var requestTimeout: Double = 30
+    public var connectTimeoutMilliseconds = 3000
+    /// Reconnect after a lost connection (with backoff), sign in again, resubscribe, re-send.
+    public var reconnect = true
+    /// The first pause before a reconnect attempt; it doubles up to `maxBackoff` (seconds).
+    public var initialBackoff: Double = 0.05
+    public var maxBackoff: Double = 2
+
+    public init() {}
+}
+
+/// A connection to a BirthdayQuest server that survives server restarts.
+///
+/// Threads: one reader thread per client reads every line, matches replies to requests by id,
+/// applies pushes to the mirror (`view`, `version`) and, when the connection is lost, reconnects
+/// with backoff, signs in again with the saved credentials, resubscribes with `since` and re-sends
+/// every request still waiting for its reply (mutations keep their original idempotency key, so
+/// each is applied exactly once). Any thread may call `send`/`request`; they block only the
+/// caller. One `NSCondition` guards all shared state; a separate write lock keeps lines whole and
+/// in order (lock order: write lock, then state). Observers run on the reader thread and must
+/// not wait for a reply (the reader could not read it): hand work to another thread instead.
+public final class GameClient: @unchecked Sendable {
+    public let host: String
+    public let port: Int
+    public let options: ClientOptions
+
+    /// Serializes writes and socket replacement; always taken before `state`.
+    let writeLock = NSLock()
+    /// Guards every `var` below and signals replies, mirror changes and the reader's end.
+    /// (They are internal, not private, only so the reader's extension in its own file can reach them.)
+    let state = NSCondition()
+    var socket: BlockingLineSocket?
+    var ready = false
+    var generation = 0
+    var closing = false
+    var readerDone = false
+    var nextID = 1
+    var pending: [Int: PendingState] = [:]
+    var savedCredentials: Credentials?
+    var subscribed = false
+    var resyncing = false
+    var mirror: JSONValue?
+    var mirrorVersion = 0
+    var reconnects = 0
+    var observer: (@Sendable (ClientEvent) -> Void)?
+    var lineObserver: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?
+
+    private init(host: String, port: Int, options: ClientOptions) {
+        self.host = host
+        self.port = port
+        self.options = options
+    }
+
+    /// Connects, reads the server's `hello`, and starts the reader thread. `onLine`, when given,
+    /// sees every raw line from the first one (the `hello`) on; see `onLine(_:)`.
+    public static func connect(host: String = "127.0.0.1", port: Int, options: ClientOptions = ClientOptions(),
+                               onLine: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)? = nil) throws(ClientError) -> GameClient {
+        let client = GameClient(host: host, port: port, options: options)
+        client.lineObserver = onLine
+        try client.start()
+        return client
+    }
+
+    deinit { close() }
+
+    // MARK: Observing
+
+    /// Called on the reader thread for every `ClientEvent`. Replaces any earlier observer.
+    public func onEvent(_ observer: (@Sendable (ClientEvent) -> Void)?) {
+        state.lock()
+        self.observer = observer
+        state.unlock()
+    }
+
+    /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline.
+    public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
+        state.lock()
+        lineObserver = observer
+        state.unlock()
+    }
+
+    /// The local mirror of this connection's view, once subscribed.
+    public var view: JSONValue? {
+        state.lock()
+        defer { state.unlock() }
+        return mirror
+    }
+
+    /// The version the mirror is at (0 before the first snapshot).
+    public var version: Int {
+        state.lock()
+        defer { state.unlock() }
+        return mirrorVersion
+    }
+
+    /// The mirror and its version, read together.
+    public var mirrorSnapshot: (version: Int, view: JSONValue?) {
+        state.lock()
+        defer { state.unlock() }
+        return (mirrorVersion, mirror)
+    }
+
+    /// How the client signs in again after a reconnect: set by a successful `claim`, `auth` or `admin`.
+    public var credentials: Credentials? {
+        state.lock()
+        defer { state.unlock() }
+        return savedCredentials
+    }
+
+    /// How many times the connection was re-established.
+    public var reconnectCount: Int {
+        state.lock()
+        defer { state.unlock() }
+        return reconnects
+    }
+
+    /// Whether a signed-in connection is up right now.
+    public var isConnected: Bool {
+        state.lock()
+        defer { state.unlock() }
+        return ready
+    }
+
+    /// Waits until the mirror is at `version` or later; false on timeout or close.
+    @discardableResult
+    public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
+        state.lock()
+        defer { state.unlock() }
+        while mirror == nil || mirrorVersion < version {
+            if readerDone || !state.wait(until: deadline) { return mirror != nil && mirrorVersion >= version }
+        }
+        return true
+    }
+
+    // MARK: Requests
+
+    /// Sends a request without waiting (pipelining): replies are matched by id, so several may be
+    /// in flight. A mutation gets a fresh idempotency key unless `args` has an `idem`.
+    public func send(_ op: String, _ args: [String: JSONValue] = [:]) -> PendingRequest {
+        var fields = args
+        if MutationOps.all.contains(op), fields["idem"] == nil {
+            fields["idem"] = .string(IdempotencyKey.make())
+        }
+        state.lock()
+        let id = nextID
+        nextID += 1
+        state.unlock()
+        fields["op"] = .string(op)
+        fields["id"] = .int(id)
+        let entry = PendingState(id: id, op: op, args: fields, awaited: true)
+        enqueue(entry)
+        return PendingRequest(client: self, entry: entry)
+    }
+
+    /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
+    /// and message. Across a reconnect the request is re-sent (same idempotency key) and awaited.
+    public func request(_ op: String, _ args: [String: JSONValue] = [:],
+                        timeout: Double? = nil) throws(ClientError) -> Reply {
+        try send(op, args).wait(timeout: timeout)
+    }
+
+    /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
+    /// Call it when done: the reader thread keeps the client alive until then.
+    public func close() {
+        writeLock.lock()
+        state.lock()
+        let wasClosing = closing
+        closing = true
+        let current = socket
+        state.broadcast()
+        state.unlock()
+        // Waking the reader: the server answers our FIN by hanging up. The reader closes the socket.
+        current?.shutdownWrite()
+        writeLock.unlock()
+        if wasClosing { return }
+        let deadline = Date().addingTimeInterval(2)
+        state.lock()
+        while !readerDone, state.wait(until: deadline) {}
+        state.unlock()
+    }
+
+    func wait(for entry: PendingState, timeout: Double?) throws(ClientError) -> Reply {
+        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
+        state.lock()
+        while entry.outcome == nil {
+            if readerDone { entry.outcome = .failure(.closed); break }
+            if !state.wait(until: deadline) { break }
+        }
+        pending[entry.id] = nil
+        let outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
+        state.unlock()
+        return try outcome.get()
+    }
+
+    /// Registers the request and sends it now when a connection is ready; otherwise `markReady`
+    /// sends it once a new connection is signed in.
+    func enqueue(_ entry: PendingState) {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        state.lock()
+        pending[entry.id] = entry
+        let target = ready ? socket : nil
+        if target != nil { entry.sentGeneration = generation }
+        let lines = lineObserver
+        state.unlock()
+        guard let target else { return }
+        let line = entry.line
+        lines?(line, true)
+        // A failed send surfaces as a lost connection on the reader, which re-sends this entry.
+        try? target.sendLine(line)
+    }
+
+    /// A request the reader makes for itself (resubscribe after a gap); nobody waits for it.
+    func sendInternal(_ op: String, _ args: [String: JSONValue]) {
+        var fields = args
+        state.lock()
+        let id = nextID
+        nextID += 1
+        state.unlock()
+        fields["op"] = .string(op)
+        fields["id"] = .int(id)
+        enqueue(PendingState(id: id, op: op, args: fields, awaited: false))
+    }
+}
+
+/// A request waiting for its reply; its state belongs to the client's lock.
+final class PendingState: @unchecked Sendable {
+    let id: Int
+    let op: String
+    let args: [String: JSONValue]
+    let line: String
+    /// False for the reader's own requests: dropped with their connection, nobody waits.
+    let awaited: Bool
+    var sentGeneration = -1
+    var outcome: Result<Reply, ClientError>?
+
+    init(id: Int, op: String, args: [String: JSONValue], awaited: Bool) {
+        self.id = id
+        self.op = op
+        self.args = args
+        self.awaited = awaited
+        line = JSONValue.object(args).serialized()
+    }
+}
+
+/// A request sent with `GameClient.send`; `wait` blocks for its reply.
+public struct PendingRequest: Sendable {
+    let client: GameClient
+    let entry: PendingState
+
+    /// The op sent.
+    public var op: String { entry.op }
+    /// The idempotency key sent with this request, for mutations.
+    public var idem: String? { entry.args["idem"]?.stringValue }
+
+    /// Waits for the reply; see `GameClient.request`.
+    public func wait(timeout: Double? = nil) throws(ClientError) -> Reply {
+        try client.wait(for: entry, timeout: timeout)
+    }
+}
+
+/// Random keys for idempotent mutations.
+public enum IdempotencyKey {
+    /// 32 hex digits from the system's random source.
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in
+            let part = String(generator.next() as UInt32, radix: 16)
+            return String(repeating: "0", count: 8 - part.count) + part
+        }.joined()
+    }
+}

@@ -1,1 +1,0 @@
-// The client library: see Client.swift (coming with issue 5).

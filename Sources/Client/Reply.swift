@@ -1,0 +1,98 @@
+import JSON
+import Protocol
+
+/// A successful reply to one request.
+public struct Reply: Sendable {
+    /// The op this reply answers.
+    public let op: String
+    /// The game version the reply reflects (after the mutation, for a mutation).
+    public let version: Int?
+    /// The op's `result` object.
+    public let result: JSONValue
+    /// True when the server answered an idempotent retry from its memory and committed nothing.
+    public let replayed: Bool
+}
+
+/// A request the server answered with `ok: false`: its stable code and its message for people.
+public struct ServerRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public let op: String
+    /// The wire code, e.g. `insufficient_points` (kept as text: servers may add codes).
+    public let code: String
+    public let message: String
+
+    public init(op: String, code: String, message: String) {
+        self.op = op
+        self.code = code
+        self.message = message
+    }
+
+    /// The code as a known `ErrorCode`, or nil for a code this client does not know.
+    public var errorCode: ErrorCode? { ErrorCode(rawValue: code) }
+
+    public var description: String { message }
+}
+
+/// Why a request gave no reply.
+public enum ClientError: Error, Sendable, CustomStringConvertible {
+    /// The server refused the request.
+    case refused(ServerRefusal)
+    /// No reply within the request's timeout (the client may still be reconnecting).
+    case timedOut(op: String)
+    /// The client was closed before a reply came.
+    case closed
+    /// The first connection could not be made.
+    case connectFailed(String)
+    /// The server sent something this client cannot read.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .refused(let refusal): refusal.message
+        case .timedOut(let op): "no reply to \(op) in time (is the server running?)"
+        case .closed: "the connection is closed"
+        case .connectFailed(let why): "cannot connect: \(why)"
+        case .protocolViolation(let why): "protocol violation: \(why)"
+        }
+    }
+
+    /// The server's refusal, when this is one.
+    public var refusal: ServerRefusal? {
+        if case .refused(let refusal) = self { return refusal }
+        return nil
+    }
+}
+
+/// Something that happened on the connection, reported to the observer.
+public enum ClientEvent: Sendable {
+    /// A `hello` push: the first line of every connection.
+    case hello(server: String, game: String, version: Int)
+    /// The mirror was replaced by a snapshot at `version`.
+    case snapshot(version: Int, view: JSONValue)
+    /// A patch was applied; `old` and `view` are the mirror before and after.
+    case patch(from: Int, to: Int, ops: [PatchOp], old: JSONValue, view: JSONValue)
+    /// A patch did not chain onto the mirror (or did not apply); the client resubscribed.
+    case gap(mirror: Int, from: Int)
+    /// The server said goodbye with this reason (`server_shutdown`, `unclaimed`, ...).
+    case bye(reason: String)
+    /// The connection was lost; the client is reconnecting (unless closed).
+    case disconnected(reason: String)
+    /// A new connection is signed in again and resubscribed; in-flight requests were re-sent.
+    case reconnected
+    /// The saved session no longer works (unclaimed, taken over, wrong key): signed out.
+    case sessionLost(reason: String)
+}
+
+/// How the client signs in again after a reconnect.
+public enum Credentials: Sendable, Equatable {
+    case token(String)
+    case adminKey(String, game: String?)
+}
+
+/// The ops that change the game: each is sent with an idempotency key so a retry applies once.
+public enum MutationOps {
+    public static let all: Set<String> = [
+        "complete_challenge", "discover_secrets", "unlock_reward", "save_secret", "deliver_secret",
+        "force_complete", "force_unlock", "trigger_final_badge", "unclaim", "adjust_points",
+        "set_day", "save_challenge", "save_reward",
+    ]
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Client
+import Foundation
+
+struct AdminConsole: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "console",
+        abstract: "An interactive console: the same operations, with confirmation before destructive ones.")
+    @OptionGroup var connection: AdminConnectionOptions
+
+    func run() throws {
+        let terminal = Terminal(colorAllowed: !connection.noColor)
+        let context = try connection.open(terminal)
+        defer { context.client.close() }
+        terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
+        while true {
+            terminal.prompt(terminal.style.bold("admin> "))
+            guard let line = readLine(strippingNewline: true) else { return }
+            let words = splitCommandLine(line)
+            guard let first = words.first else { continue }
+            switch first {
+            case "quit", "exit": return
+            case "help":
+                terminal.line(Admin.helpMessage(columns: 100))
+                continue
+            default: break
+            }
+            let known = Admin.configuration.subcommands.compactMap { $0.configuration.commandName }
+            guard known.contains(first) else {
+                terminal.line("Unknown command \(first). Type help for the list.")
+                continue
+            }
+            let command: any ParsableCommand
+            do {
+                command = try Admin.parseAsRoot(words)
+            } catch {
+                terminal.line(Admin.message(for: error))
+                continue
+            }
+            guard let operation = command as? any AdminOperation else {
+                terminal.line("\(first) is not available inside the console.")
+                continue
+            }
+            if operation.isDestructive {
+                terminal.prompt("\(line.trimmingCharacters(in: .whitespaces)): are you sure? [y/N] ")
+                if !Terminal.stdinIsTerminal { terminal.line("are you sure? [y/N]") }
+                let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
+                guard answer == "y" || answer == "yes" else {
+                    terminal.line("Cancelled.")
+                    continue
+                }
+            }
+            do {
+                for out in try operation.perform(context) { terminal.line(out) }
+            } catch {
+                terminal.line(terminal.style.red("✗ ") + error.description)
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import Client
+import JSON
+
+/// The result line of a mutation: what changed and the version it committed.
+private func done(_ text: String, _ reply: Reply) -> [String] {
+    [text + (reply.replayed ? " (already done before: replayed)" : "") + " [version \(reply.version ?? 0)]"]
+}
+
+struct AdminForceComplete: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "force-complete",
+                                                    abstract: "Complete a challenge without proof (marked forced).")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument(help: "Challenge id, e.g. c07.") var challenge: String
+    var isDestructive: Bool { true }
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("force_complete", ["challenge": .string(challenge)])
+        return done("Completed \(challenge). Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
+    }
+}
+
+struct AdminForceUnlock: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "force-unlock",
+                                                    abstract: "Unlock a reward, deducting its cost unless --no-deduct.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument(help: "Reward id, e.g. r03.") var reward: String
+    @Flag(name: .customLong("no-deduct"), help: "Unlock for free.") var noDeduct = false
+    var isDestructive: Bool { true }
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
+        let badge = reply.result["final_badge"]?.boolValue == true ? " The final badge is unlocked." : ""
+        return done("Unlocked \(reward)\(noDeduct ? " for free" : ""). Points: \(reply.result["points"]?.intValue ?? 0) ✦.\(badge)", reply)
+    }
+}
+
+struct AdminFinalBadge: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "final-badge", abstract: "Trigger the final badge now.")
+    @OptionGroup var connection: AdminConnectionOptions
+    var isDestructive: Bool { true }
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        done("The final badge is unlocked.", try context.client.request("trigger_final_badge"))
+    }
+}
+
+struct AdminUnclaim: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "unclaim",
+                                                    abstract: "Free a character: its device is signed out at once.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument(help: "Character id, e.g. theo.") var character: String
+    var isDestructive: Bool { true }
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        done("\(character) is free to claim again.", try context.client.request("unclaim", ["character": .string(character)]))
+    }
+}
+
+struct AdminAdjustPoints: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "adjust-points",
+                                                    abstract: "Add (or, negative, take away) points, with a reason.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Option(help: "Why, for the audit trail.") var reason: String
+    // Captured raw so a negative amount ("-50") is not mistaken for an option.
+    @Argument(parsing: .allUnrecognized, help: "The change, e.g. 50 or -20.") var amount: [String] = []
+
+    var delta: Int? { amount.count == 1 ? Int(amount[0]) : nil }
+    var isDestructive: Bool { (delta ?? 0) < 0 }
+
+    func validate() throws {
+        guard let delta, delta != 0 else { throw ValidationError("give one non-zero whole number, e.g. 50 or -20") }
+    }
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("adjust_points", ["delta": .int(delta ?? 0), "reason": .string(reason)])
+        return done("Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
+    }
+}
+
+struct AdminSetDay: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "set-day", abstract: "Set the current day of the weekend.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument(help: "Day number, from 1.") var day: Int
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
+    }
+}
+
+/// The fields of `save_challenge`; for an edit, the missing ones come from the current challenge.
+struct ChallengeFields: ParsableArguments {
+    @Option var title: String?
+    @Option var description: String?
+    @Option var points: Int?
+    @Option(help: "easy, medium or hard.") var difficulty: String?
+    @Option(help: "physical, social, creative, sentimental or adventure.") var category: String?
+    @Option(name: .customLong("option-b-title"), help: "2-in-1: the second option's title.") var optionBTitle: String?
+    @Option(name: .customLong("option-b-description")) var optionBDescription: String?
+    @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
+
+    func arguments(base: JSONValue?) -> [String: JSONValue] {
+        var args: [String: JSONValue] = [:]
+        args["title"] = title.map(JSONValue.string) ?? base?["title"]
+        args["description"] = description.map(JSONValue.string) ?? base?["description"]
+        args["points"] = points.map(JSONValue.int) ?? base?["points"]
+        args["difficulty"] = difficulty.map(JSONValue.string) ?? base?["difficulty"]
+        args["category"] = category.map(JSONValue.string) ?? base?["category"]
+        let oldB = base?["option_b"]
+        if noOptionB {
+            args["option_b"] = .null
+        } else if optionBTitle != nil || optionBDescription != nil {
+            args["option_b"] = ["title": optionBTitle.map(JSONValue.string) ?? oldB?["title"] ?? "",
+                                "description": optionBDescription.map(JSONValue.string) ?? oldB?["description"] ?? ""]
+        } else if let oldB {
+            args["option_b"] = oldB
+        }
+        return args
+    }
+}
+
+struct AdminAddChallenge: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "add-challenge", abstract: "Add a challenge to the board.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var fields: ChallengeFields
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("save_challenge", fields.arguments(base: nil))
+        return done("Added challenge \(reply.result["challenge"]?.stringValue ?? "?").", reply)
+    }
+}
+
+struct AdminEditChallenge: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "edit-challenge",
+                                                    abstract: "Edit a challenge; fields not given keep their value.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument var challenge: String
+    @OptionGroup var fields: ChallengeFields
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let current = try context.client.fetchState().view["challenges"]?[challenge]
+        var args = fields.arguments(base: current)
+        args["challenge"] = .string(challenge)
+        return done("Saved challenge \(challenge).", try context.client.request("save_challenge", args))
+    }
+}
+
+/// The fields of `save_reward`; for an edit, the missing ones come from the current reward.
+struct RewardFields: ParsableArguments {
+    @Option(help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
+    @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
+    @Option var title: String?
+    @Option var teaser: String?
+    @Option(help: "text, image, audio or video.") var type: String?
+    @Option(help: "Cost in points (default by type).") var cost: Int?
+    @Option(help: "The gift's text.") var text: String?
+    @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
+
+    func arguments(base: JSONValue?) -> [String: JSONValue] {
+        var args: [String: JSONValue] = [:]
+        args["from"] = from.map(JSONValue.string) ?? base?["from"]
+        if let character = fromCharacter.map(JSONValue.string) ?? base?["from_character"], !character.isNull {
+            args["from_character"] = character
+        }
+        args["title"] = title.map(JSONValue.string) ?? base?["title"]
+        args["teaser"] = teaser.map(JSONValue.string) ?? base?["teaser"]
+        args["type"] = type.map(JSONValue.string) ?? base?["type"]
+        args["cost"] = cost.map(JSONValue.int) ?? base?["cost"]
+        if text != nil || !url.isEmpty {
+            args["content"] = ["text": .string(text ?? base?["content"]?["text"]?.stringValue ?? ""),
+                               "urls": url.isEmpty ? (base?["content"]?["urls"] ?? []) : .array(url.map(JSONValue.string))]
+        } else if let content = base?["content"] {
+            args["content"] = content
+        }
+        return args
+    }
+}
+
+struct AdminAddReward: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "add-reward", abstract: "Add a reward.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var fields: RewardFields
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("save_reward", fields.arguments(base: nil))
+        return done("Added reward \(reply.result["reward"]?.stringValue ?? "?").", reply)
+    }
+}
+
+struct AdminEditReward: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "edit-reward",
+                                                    abstract: "Edit a reward; fields not given keep their value.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument var reward: String
+    @OptionGroup var fields: RewardFields
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let current = try context.client.fetchState().view["rewards"]?[reward]
+        var args = fields.arguments(base: current)
+        args["reward"] = .string(reward)
+        return done("Saved reward \(reward).", try context.client.request("save_reward", args))
+    }
+}

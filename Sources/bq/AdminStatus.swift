@@ -1,0 +1,109 @@
+import ArgumentParser
+import Client
+import Foundation
+import JSON
+
+struct AdminStatus: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "status",
+                                                    abstract: "The game's numbers, the characters, the newest events.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Option(help: "How many recent events to show.") var events = 8
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        try AdminScreens.fetchStatus(context, events: events)
+    }
+}
+
+struct AdminLog: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "log", abstract: "The event log: who did what, when.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Option(help: "Show events after this version.") var after = 0
+    @Option(help: "At most this many (1 to 1000).") var limit = 100
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("events", ["after": .int(after), "limit": .int(limit)])
+        let events = reply.result["events"]?.arrayValue ?? []
+        return events.isEmpty ? ["No events after version \(after)."] : events.map { AdminScreens.event($0, style: context.style) }
+    }
+}
+
+struct AdminWatch: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "watch",
+                                                    abstract: "A live status that redraws whenever the game changes (Ctrl-C to stop).")
+    @OptionGroup var connection: AdminConnectionOptions
+
+    func run() throws {
+        let terminal = Terminal(colorAllowed: !connection.noColor)
+        let context = try connection.open(terminal)
+        defer { context.client.close() }
+        let changed = DispatchSemaphore(value: 0)
+        // The observer only signals: status needs requests, which must not run on the reader thread.
+        context.client.onEvent { event in
+            switch event {
+            case .patch, .snapshot, .reconnected: changed.signal()
+            case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
+            default: break
+            }
+        }
+        do {
+            try context.client.subscribe()
+        } catch {
+            terminal.error(error.description)
+            throw ExitCode(1)
+        }
+        var shownVersion = -1
+        while true {
+            changed.wait()
+            let version = context.client.version
+            if version == shownVersion { continue }
+            shownVersion = version
+            guard let lines = try? AdminScreens.fetchStatus(context, events: 8) else { continue }
+            if terminal.style.enabled { terminal.line("\u{1B}[2J\u{1B}[H") } else { terminal.line("──── version \(version) ────") }
+            for line in lines { terminal.line(line) }
+        }
+    }
+}
+
+enum AdminScreens {
+    /// Reads the state and the newest `events` events, and lays them out.
+    static func fetchStatus(_ context: AdminContext, events: Int) throws(ClientError) -> [String] {
+        let (version, view) = try context.client.fetchState()
+        let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
+        return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [], style: context.style)
+    }
+
+    static func status(view: JSONValue, version: Int, events: [JSONValue], style: Style) -> [String] {
+        let game = view["game"] ?? .null
+        func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
+        var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest") · day \(number("day")) · version \(version)")]
+        lines.append("Points \(number("points")) ✦ (earned \(number("earned")), spent \(number("spent")))")
+        lines.append("Challenges \(number("challenges_completed"))/\(number("challenges_total")) done · dares hidden \(number("secrets_hidden")), found \(number("secrets_found")), completed \(number("secrets_completed"))")
+        lines.append("Rewards \(number("rewards_unlocked"))/\(number("rewards_total")) unlocked · final badge " + (game["final_badge"]?.boolValue == true ? style.green("unlocked") : "locked"))
+        lines.append(style.bold("Characters"))
+        for (id, character) in (view["characters"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let claimed = character["claimed"]?.boolValue == true
+            lines.append("  \(padded(id, 8)) \(padded(character["name"]?.stringValue ?? id, 10)) \(padded(character["role"]?.stringValue ?? "?", 10)) "
+                         + (claimed ? style.green("claimed") : style.dim("free")))
+        }
+        let drafts = (view["challenges"]?.objectValue ?? [:]).filter { $0.value["secret"]?.boolValue == true }
+        if !drafts.isEmpty {
+            lines.append(style.bold("Dares"))
+            for (id, dare) in drafts.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(dare["status"]?.stringValue ?? "?")  “\(dare["title"]?.stringValue ?? "")”")
+            }
+        }
+        lines.append(style.bold("Newest events"))
+        if events.isEmpty { lines.append(style.dim("  none")) }
+        for event in events { lines.append("  " + Self.event(event, style: style)) }
+        return lines
+    }
+
+    static func event(_ event: JSONValue, style: Style) -> String {
+        let version = event["version"]?.intValue ?? 0
+        let at = event["at"]?.stringValue ?? ""
+        let actor = event["actor"]?.stringValue ?? (event["actor"]?.isNull == false ? event["actor"]!.serialized() : "system")
+        let data = event["data"].map { $0.serialized(sortedKeys: true) } ?? ""
+        let shortData = data.count > 100 ? String(data.prefix(97)) + "..." : data
+        return "\(style.cyan("v\(version)")) \(style.dim(at)) \(event["type"]?.stringValue ?? "?") by \(actor) \(style.dim(shortData))"
+    }
+}

@@ -1,0 +1,320 @@
+import Client
+import Foundation
+import JSON
+
+/// One player's run of `bq play`: signing in, the screens, and the commands.
+final class PlaySession: @unchecked Sendable {
+    let client: GameClient
+    let terminal: Terminal
+    let mode: PlayMode
+    let json: Bool
+    let game: String?
+    /// Touched by the main thread, and by the reader thread only when the session is lost.
+    private let fileLock = NSLock()
+    private var file: PlayDeviceFile
+
+    enum Outcome { case ok, failed, quit }
+
+    init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile) {
+        self.client = client
+        self.terminal = terminal
+        self.mode = mode
+        self.json = json
+        self.game = game
+        self.file = file
+    }
+
+    var style: Style { terminal.style }
+    var current: PlayView? { client.view.map { PlayView(json: $0, style: style) } }
+
+    private func say(_ lines: [String]) {
+        guard !json else { return }
+        for line in lines { terminal.line(line) }
+    }
+
+    private func refused(_ message: String) {
+        if mode == .interactive && !json {
+            terminal.line(style.red("✗ ") + message)
+        } else {
+            terminal.error(message)
+        }
+    }
+
+    private func updateFile(_ change: (inout PlayDeviceFile) -> Void) {
+        fileLock.lock()
+        defer { fileLock.unlock() }
+        change(&file)
+        try? file.save()
+    }
+
+    private func readInput(_ question: String) -> String? {
+        terminal.prompt(question)
+        return readLine(strippingNewline: true)
+    }
+
+    // MARK: Signing in
+
+    /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
+    func signIn(character: String?, pin: String?) -> Bool {
+        fileLock.lock()
+        let saved = file.token
+        let device = file.device
+        fileLock.unlock()
+        if let saved, character == nil || character == file.character {
+            do {
+                let reply = try client.auth(token: saved)
+                say([style.dim("Welcome back, \(reply.result["character"]?.stringValue ?? "player").")])
+                return true
+            } catch {
+                say([style.yellow("Your saved session no longer works (\(error)); choose again.")])
+                updateFile { $0.token = nil; $0.character = nil }
+            }
+        }
+        var choice = character
+        var pinToTry = pin
+        while true {
+            if choice == nil {
+                guard mode == .interactive else {
+                    terminal.error("No saved session: pass --character ID (bq play --character mia ...).")
+                    return false
+                }
+                guard let picked = pickCharacter() else { return false }
+                choice = picked
+            }
+            guard let id = choice else { return false }
+            do {
+                let reply = try client.claim(character: id, device: device, pin: pinToTry, game: game)
+                let token = reply.result["token"]?.stringValue
+                updateFile { $0.token = token; $0.character = id }
+                say([style.green("You are now \(id) (\(reply.result["role"]?.stringValue ?? "?")).")])
+                return true
+            } catch {
+                refused(error.description)
+                guard mode == .interactive else { return false }
+                if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
+                    guard let answer = readInput("PIN for \(id) (empty to choose another): ") else { return false }
+                    if !answer.isEmpty {
+                        pinToTry = answer
+                        continue
+                    }
+                }
+                choice = nil
+                pinToTry = nil
+            }
+        }
+    }
+
+    private func pickCharacter() -> String? {
+        let characters: [JSONValue]
+        do {
+            characters = try client.characters(game: game)
+        } catch {
+            refused(error.description)
+            return nil
+        }
+        let free = characters.filter { $0["claimed"]?.boolValue != true }
+        let offered = free.isEmpty ? characters : free
+        terminal.line(style.bold(free.isEmpty ? "Every character is claimed; you can take one over with its PIN:" : "Who are you?"))
+        for (index, character) in offered.enumerated() {
+            let id = character["id"]?.stringValue ?? "?"
+            let name = character["name"]?.stringValue ?? id
+            terminal.line("  \(index + 1)) \(style.cyan(id)) \(name) (\(character["role"]?.stringValue ?? "?"))")
+        }
+        while true {
+            guard let answer = readInput("Your pick (number or id): ")?.trimmingCharacters(in: .whitespaces) else { return nil }
+            if let number = Int(answer), offered.indices.contains(number - 1) {
+                return offered[number - 1]["id"]?.stringValue
+            }
+            if characters.contains(where: { $0["id"]?.stringValue == answer }) { return answer }
+            terminal.line("No character \(answer).")
+        }
+    }
+
+    // MARK: Running
+
+    /// Subscribes, shows the home screen and, interactively, starts printing live updates.
+    func start() -> Bool {
+        do {
+            try client.subscribe()
+        } catch {
+            refused(error.description)
+            return false
+        }
+        guard mode == .interactive else { return true }
+        if let view = current { say(view.home()) }
+        guard !json else { return true }
+        client.onEvent { [terminal, style, weak self] event in
+            switch event {
+            case .patch(_, _, _, let old, let view):
+                let lines = PlayView(json: view, style: style).changes(from: PlayView(json: old, style: style))
+                if lines.isEmpty { return }
+                if Terminal.stdinIsTerminal { terminal.line() }
+                for line in lines { terminal.line(line) }
+            case .disconnected:
+                terminal.line(style.yellow("Connection lost; reconnecting…"))
+            case .reconnected:
+                terminal.line(style.green("Reconnected."))
+            case .sessionLost(let reason):
+                terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
+                self?.updateFile { $0.token = nil; $0.character = nil }
+                // Nothing works without a session, and the main thread is blocked reading input.
+                exit(3)
+            default:
+                return
+            }
+            // The update printed over the prompt a person was typing at: show it again.
+            terminal.prompt(style.bold("> "))
+        }
+        return true
+    }
+
+    /// Reads commands until quit or the end of input; false when any command failed (script mode).
+    func readCommands() -> Bool {
+        var allSucceeded = true
+        while let line = readInput(style.bold("> ")) {
+            let words = splitCommandLine(line)
+            if words.isEmpty { continue }
+            switch execute(words) {
+            case .quit: return allSucceeded
+            case .failed: allSucceeded = false
+            case .ok: break
+            }
+        }
+        return mode == .interactive || allSucceeded
+    }
+
+    // MARK: Commands
+
+    func execute(_ words: [String]) -> Outcome {
+        guard let name = words.first?.lowercased(), let view = current else { return .failed }
+        let rest = Array(words.dropFirst())
+        switch name {
+        case "help", "?": say(helpLines(role: view.myRole))
+        case "home", "look": say(view.home())
+        case "board", "b": say(view.board())
+        case "rewards", "r": say(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
+        case "timeline", "t": say(view.timelineLines())
+        case "whoami": say([view.whoami(), view.pointsLine()])
+        case "points": say([view.pointsLine(), view.badgeLine()])
+        case "show":
+            guard let id = rest.first else { return usage("show <challenge or reward id>") }
+            guard let card = view.show(id) else {
+                refused("Nothing called \(id) on your board or in the rewards.")
+                return .failed
+            }
+            say(card)
+        case "complete", "c": return complete(rest)
+        case "discover":
+            return mutate("discover_secrets", [:]) { reply in
+                let found = reply.result["found"]?.intValue ?? 0
+                return [found == 0 ? "No hidden dares right now." : "You found \(found) dare\(found == 1 ? "" : "s")! Type board to see."]
+            }
+        case "unlock", "u":
+            guard let id = rest.first else { return usage("unlock <reward id>") }
+            return mutate("unlock_reward", ["reward": .string(id)]) { reply in
+                let after = self.current ?? view
+                var lines = ["Unlocked \(id)! Points: \(reply.result["points"]?.intValue ?? after.points) ✦"]
+                if let card = after.show(id) { lines += card }
+                return lines
+            }
+        case "dare": return dare(rest, view: view)
+        case "quit", "exit", "q": return .quit
+        default:
+            refused("Unknown command \(name). Type help for the list.")
+            return .failed
+        }
+        return .ok
+    }
+
+    private func usage(_ text: String) -> Outcome {
+        refused("Usage: \(text)")
+        return .failed
+    }
+
+    private func mutate(_ op: String, _ args: [String: JSONValue], success: (Reply) -> [String]) -> Outcome {
+        do {
+            let reply = try client.request(op, args)
+            say(success(reply))
+            return .ok
+        } catch {
+            refused(error.description)
+            return .failed
+        }
+    }
+
+    private func complete(_ words: [String]) -> Outcome {
+        let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option b]"
+        guard let id = words.first else { return usage(syntax) }
+        var option: String?
+        var proofWords: [String] = []
+        var index = 1
+        while index < words.count {
+            if words[index] == "--option" || words[index] == "-o" {
+                guard index + 1 < words.count else { return usage(syntax) }
+                option = words[index + 1].lowercased()
+                index += 2
+            } else {
+                proofWords.append(words[index])
+                index += 1
+            }
+        }
+        let proof: JSONValue
+        switch proofWords.first?.lowercased() {
+        case nil, "done": proof = ["kind": "done"]
+        case "photo":
+            guard proofWords.count == 2 else { return usage(syntax) }
+            proof = ["kind": "photo", "url": .string(proofWords[1])]
+        case "text":
+            guard proofWords.count >= 2 else { return usage(syntax) }
+            proof = ["kind": "text", "text": .string(proofWords.dropFirst().joined(separator: " "))]
+        default: return usage(syntax)
+        }
+        var args: [String: JSONValue] = ["challenge": .string(id), "proof": proof]
+        if let option { args["option"] = .string(option) }
+        return mutate("complete_challenge", args) { reply in
+            let title = self.current?.json["challenges"]?[id]?["title"]?.stringValue ?? id
+            return ["Completed “\(title)”. Points: \(reply.result["points"]?.intValue ?? 0) ✦"]
+        }
+    }
+
+    private func dare(_ words: [String], view: PlayView) -> Outcome {
+        switch words.first?.lowercased() {
+        case nil, "status": say(view.dareStatus())
+        case "save":
+            guard words.count == 4, let points = Int(words[3]) else {
+                return usage("dare save \"title\" \"description\" <25|50|75|100>")
+            }
+            return mutate("save_secret", ["title": .string(words[1]), "description": .string(words[2]),
+                                          "points": .int(points)]) { reply in
+                ["Saved your dare \(reply.result["challenge"]?.stringValue ?? "") as a draft. Type dare deliver when it is ready."]
+            }
+        case "deliver":
+            return mutate("deliver_secret", [:]) { reply in
+                ["Delivered your dare \(reply.result["challenge"]?.stringValue ?? ""): it hides behind the ??? now."]
+            }
+        default: return usage("dare | dare save \"title\" \"description\" <points> | dare deliver")
+        }
+        return .ok
+    }
+
+    private func helpLines(role: String) -> [String] {
+        var lines = [style.bold("Commands"),
+                     "  board                      the challenges",
+                     "  rewards                    the rewards",
+                     "  show <id>                  a challenge or reward in full",
+                     "  timeline                   everything that happened",
+                     "  whoami, points, home"]
+        if role == "birthday" {
+            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option b]",
+                      "  discover                   reveal the hidden dares (???)",
+                      "  unlock <reward>            spend points on a reward"]
+        } else {
+            lines += ["  dare                       your secret dare and its status",
+                      "  dare save \"title\" \"description\" <25|50|75|100>",
+                      "  dare deliver               send it (no more edits after)"]
+        }
+        if role == "organizer" { lines.append("  (organizer tools: bq admin console)") }
+        lines.append("  quit")
+        return lines
+    }
+}

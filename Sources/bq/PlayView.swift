@@ -1,0 +1,296 @@
+import JSON
+
+/// Read access to one viewer's view (PROTOCOL.md "View shape"), and how `bq play` shows it.
+struct PlayView {
+    let json: JSONValue
+    let style: Style
+
+    var game: JSONValue { json["game"] ?? .null }
+    var myCharacter: String? { json["me"]?["character"]?.stringValue }
+    var myRole: String { json["me"]?["role"]?.stringValue ?? "?" }
+    var points: Int { game["points"]?.intValue ?? 0 }
+    var challenges: [(id: String, value: JSONValue)] { sortedMembers(json["challenges"]) }
+    var rewards: [(id: String, value: JSONValue)] {
+        sortedMembers(json["rewards"]).sorted { ($0.value["order"]?.intValue ?? 0, $0.id) < ($1.value["order"]?.intValue ?? 0, $1.id) }
+    }
+    var timeline: [JSONValue] { json["timeline"]?.arrayValue ?? [] }
+
+    func name(of character: String?) -> String {
+        guard let character else { return "someone" }
+        return json["characters"]?[character]?["name"]?.stringValue ?? character
+    }
+
+    var birthdayName: String {
+        let members = json["characters"]?.objectValue ?? [:]
+        return members.first { $0.value["role"]?.stringValue == "birthday" }?.value["name"]?.stringValue ?? "The birthday person"
+    }
+
+    /// The dare this viewer wrote, if any.
+    var myDare: (id: String, value: JSONValue)? {
+        guard let me = myCharacter else { return nil }
+        return challenges.first { $0.value["secret"]?.boolValue == true && $0.value["author"]?.stringValue == me }
+    }
+
+    // MARK: Screens
+
+    func header() -> [String] {
+        let title = game["title"]?.stringValue ?? "BirthdayQuest"
+        let day = game["day"]?.intValue ?? 1
+        var lines = [style.bold("\(title) · day \(day)") + "  " + style.dim("you are \(name(of: myCharacter)) (\(myRole))")]
+        lines.append(pointsLine())
+        return lines
+    }
+
+    func pointsLine() -> String {
+        "Points: " + style.bold("\(points) ✦") + style.dim("  (earned \(game["earned"]?.intValue ?? 0), spent \(game["spent"]?.intValue ?? 0))")
+    }
+
+    func badgeLine() -> String {
+        let unlocked = game["rewards_unlocked"]?.intValue ?? 0
+        let total = game["rewards_total"]?.intValue ?? 0
+        let filled = total > 0 ? unlocked * 10 / total : 0
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 10 - filled)
+        if game["final_badge"]?.boolValue == true {
+            return "Final badge: " + style.green("🏅 UNLOCKED") + " (\(unlocked)/\(total) rewards)"
+        }
+        return "Final badge: \(bar) \(unlocked)/\(total) rewards unlocked"
+    }
+
+    func home() -> [String] {
+        var lines = header()
+        if myRole == "birthday" { lines.append(badgeLine()) }
+        lines.append("")
+        lines += board()
+        lines.append("")
+        if myRole == "birthday" {
+            lines += rewardsList()
+        } else {
+            lines += dareStatus()
+            lines.append("")
+            lines += rewardsGiven()
+        }
+        lines.append("")
+        lines += timelineLines(last: 5)
+        lines.append(style.dim("Type help for commands."))
+        return lines
+    }
+
+    func board() -> [String] {
+        let done = game["challenges_completed"]?.intValue ?? 0
+        let total = game["challenges_total"]?.intValue ?? 0
+        var lines = [style.bold("Challenges") + " (\(done)/\(total) done)"]
+        for (id, challenge) in challenges {
+            lines.append("  " + challengeRow(id, challenge))
+        }
+        let hidden = game["secrets_hidden"]?.intValue ?? 0
+        if myRole == "birthday" {
+            if hidden > 0 {
+                lines.append("  " + style.magenta("??? \(hidden) hidden dare\(hidden == 1 ? "" : "s")") + style.dim(" (type discover to reveal)"))
+            } else {
+                lines.append("  " + style.dim("??? no hidden dares"))
+            }
+        }
+        return lines
+    }
+
+    func challengeRow(_ id: String, _ challenge: JSONValue) -> String {
+        let status = challenge["status"]?.stringValue ?? "open"
+        let mark: String
+        let statusText: String
+        switch status {
+        case "completed":
+            mark = style.green("✓")
+            let option = challenge["option"]?.stringValue == "b" ? " (option B)" : ""
+            let forced = challenge["forced"]?.boolValue == true ? " (forced)" : ""
+            statusText = style.green("done\(option)\(forced)")
+        case "draft": mark = "✎"; statusText = style.yellow("draft")
+        case "delivered": mark = "✉"; statusText = style.magenta("delivered")
+        default: mark = "·"; statusText = "open"
+        }
+        let title = challenge["title"]?.stringValue ?? id
+        var facts: [String] = []
+        if challenge["secret"]?.boolValue == true {
+            facts.append("dare by \(name(of: challenge["author"]?.stringValue))")
+        } else {
+            if let category = challenge["category"]?.stringValue { facts.append(category) }
+            if let difficulty = challenge["difficulty"]?.stringValue { facts.append(difficulty) }
+        }
+        facts.append("\(challenge["points"]?.intValue ?? 0) ✦")
+        if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
+        return "\(mark) \(style.cyan(padded(id, 4))) \(padded(title, 30)) \(style.dim(padded(facts.joined(separator: " · "), 34))) \(statusText)"
+    }
+
+    func rewardsList() -> [String] {
+        var lines = [style.bold("Rewards")]
+        for (id, reward) in rewards {
+            lines.append("  " + rewardRow(id, reward))
+            if myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
+                lines += contentLines(content).map { "        " + $0 }
+            }
+        }
+        return lines
+    }
+
+    func rewardsGiven() -> [String] {
+        guard let me = myCharacter else { return [] }
+        let mine = rewards.filter { $0.value["from_character"]?.stringValue == me }
+        var lines = [style.bold("Rewards you gave")]
+        if mine.isEmpty { lines.append(style.dim("  none")) }
+        for (id, reward) in mine { lines.append("  " + rewardRow(id, reward)) }
+        return lines
+    }
+
+    func rewardRow(_ id: String, _ reward: JSONValue) -> String {
+        let cost = reward["cost"]?.intValue ?? 0
+        let status: String
+        let mark: String
+        if reward["unlocked"]?.boolValue == true {
+            mark = style.green("✓"); status = style.green("unlocked")
+        } else if cost <= points {
+            mark = style.yellow("$"); status = style.yellow("affordable")
+        } else {
+            mark = style.dim("·"); status = style.dim("locked")
+        }
+        let title = reward["title"]?.stringValue ?? id
+        let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
+        return "\(mark) \(style.cyan(padded(id, 4))) \(padded(title, 32)) \(style.dim(padded(facts, 40))) \(status)"
+    }
+
+    func contentLines(_ content: JSONValue) -> [String] {
+        var lines: [String] = []
+        if let text = content["text"]?.stringValue, !text.isEmpty { lines.append("“\(text)”") }
+        for url in content["urls"]?.arrayValue ?? [] {
+            if let url = url.stringValue { lines.append("🔗 " + style.blue(url)) }
+        }
+        return lines
+    }
+
+    func dareStatus() -> [String] {
+        guard let (id, dare) = myDare else {
+            return [style.bold("Your dare") + ": none yet. " + style.dim("dare save \"title\" \"description\" 50")]
+        }
+        let status = dare["status"]?.stringValue ?? "?"
+        let explained: String
+        switch status {
+        case "draft": explained = "draft (only you and the organizer see it; edit with dare save, send with dare deliver)"
+        case "delivered": explained = "delivered, still hidden from \(birthdayName)"
+        case "open": explained = "discovered by \(birthdayName), not done yet"
+        case "completed": explained = "completed by \(birthdayName)!"
+        default: explained = status
+        }
+        return [style.bold("Your dare") + " \(style.cyan(id)): \(dare["title"]?.stringValue ?? "") · \(dare["points"]?.intValue ?? 0) ✦",
+                "  \(dare["description"]?.stringValue ?? "")",
+                "  status: \(explained)"]
+    }
+
+    func timelineLines(last: Int? = nil) -> [String] {
+        var entries = timeline
+        if let last, entries.count > last { entries = Array(entries.suffix(last)) }
+        var lines = [style.bold("Timeline") + (last != nil && timeline.count > (last ?? 0) ? style.dim(" (latest \(last ?? 0) of \(timeline.count))") : "")]
+        if entries.isEmpty { lines.append(style.dim("  nothing yet")) }
+        for entry in entries { lines.append("  " + timelineEntry(entry)) }
+        return lines
+    }
+
+    func timelineEntry(_ entry: JSONValue) -> String {
+        let at = entry["at"]?.stringValue.map { String($0.dropFirst(11).prefix(5)) } ?? ""
+        let title = entry["title"]?.stringValue ?? ""
+        let subtitle = entry["subtitle"]?.stringValue ?? ""
+        let from = entry["from"]?.stringValue
+        let who = birthdayName
+        let text: String
+        switch entry["kind"]?.stringValue {
+        case "challenge_completed": text = "\(who) completed “\(title)”"
+        case "reward_unlocked": text = "\(who) unlocked “\(title)”" + (from.map { " from \($0)" } ?? "")
+        case "secret_discovered": text = "\(who) discovered a dare" + (from.map { " by \($0)" } ?? "") + ": “\(title)”"
+        case "final_badge": text = "🏅 The final badge is unlocked!"
+        default: text = title
+        }
+        let amount = subtitle.isEmpty ? "" : " " + (subtitle.hasPrefix("-") ? style.yellow(subtitle) : style.green(subtitle))
+        return style.dim(at) + " " + text + amount
+    }
+
+    func whoami() -> String {
+        "You are \(name(of: myCharacter)) (\(myRole))."
+    }
+
+    /// The full card of a challenge or reward.
+    func show(_ id: String) -> [String]? {
+        if let challenge = json["challenges"]?[id] {
+            var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")"), challengeRow(id, challenge),
+                         "  " + (challenge["description"]?.stringValue ?? "")]
+            if let optionB = challenge["option_b"], !optionB.isNull {
+                lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
+                lines.append("  " + (optionB["description"]?.stringValue ?? ""))
+            }
+            if let proof = challenge["proof"], !proof.isNull {
+                switch proof["kind"]?.stringValue {
+                case "photo": lines.append("  proof: photo " + style.blue(proof["url"]?.stringValue ?? ""))
+                case "text": lines.append("  proof: “\(proof["text"]?.stringValue ?? "")”")
+                default: lines.append("  proof: done")
+                }
+            }
+            return lines
+        }
+        if let reward = json["rewards"]?[id] {
+            var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")"), rewardRow(id, reward),
+                         "  " + (reward["teaser"]?.stringValue ?? "")]
+            if let content = reward["content"] {
+                lines += contentLines(content).map { "  " + $0 }
+            } else {
+                lines.append(style.dim("  (its content shows once it is unlocked)"))
+            }
+            return lines
+        }
+        return nil
+    }
+
+    // MARK: Live updates
+
+    /// One line per change a person cares about between two versions of the view.
+    func changes(from old: PlayView) -> [String] {
+        var lines: [String] = []
+        for (id, character) in json["characters"]?.objectValue ?? [:] {
+            let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
+            let now = character["claimed"]?.boolValue ?? false
+            if was != now { lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")") }
+        }
+        for (id, challenge) in challenges {
+            let before = old.json["challenges"]?[id]
+            let status = challenge["status"]?.stringValue
+            if before == nil {
+                if challenge["secret"]?.boolValue == true {
+                    if status == "delivered" || status == "draft" {
+                        lines.append("\(name(of: challenge["author"]?.stringValue)) \(status == "draft" ? "is writing" : "delivered") a dare: “\(challenge["title"]?.stringValue ?? "")”")
+                    }
+                } else {
+                    lines.append("New on the board: \(id) “\(challenge["title"]?.stringValue ?? "")” (\(challenge["points"]?.intValue ?? 0) ✦)")
+                }
+            } else if before?["status"]?.stringValue == "draft", status == "delivered" {
+                lines.append("\(name(of: challenge["author"]?.stringValue)) delivered a dare: “\(challenge["title"]?.stringValue ?? "")”")
+            }
+        }
+        for (id, reward) in rewards where old.json["rewards"]?[id] == nil {
+            lines.append("New reward: \(id) “\(reward["title"]?.stringValue ?? "")” from \(reward["from"]?.stringValue ?? "?")")
+        }
+        let oldHidden = old.game["secrets_hidden"]?.intValue ?? 0
+        let hidden = game["secrets_hidden"]?.intValue ?? 0
+        if myRole == "birthday", hidden > oldHidden {
+            lines.append(style.magenta("A secret dare arrived: ??? now hides \(hidden)"))
+        }
+        for entry in timeline.dropFirst(old.timeline.count) {
+            lines.append("★ " + timelineEntry(entry))
+        }
+        if points != old.points {
+            lines.append(pointsLine())
+        }
+        if let day = game["day"]?.intValue, day != old.game["day"]?.intValue {
+            lines.append("It is now day \(day).")
+        }
+        return lines
+    }
+}
+
+private func sortedMembers(_ object: JSONValue?) -> [(id: String, value: JSONValue)] {
+    (object?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { (id: $0.key, value: $0.value) }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
+/// prints live updates while the main thread prints command results), never buffered, so a
+/// pipe sees each line at once.
+final class Terminal: @unchecked Sendable {
+    let style: Style
+    /// Guards the two file handles so lines from two threads never interleave.
+    private let lock = NSLock()
+
+    init(colorAllowed: Bool) {
+        let tty = isatty(STDOUT_FILENO) == 1
+        let noColorEnv = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        style = Style(enabled: colorAllowed && tty && !noColorEnv)
+    }
+
+    /// Whether a person is typing (prompts and questions make sense).
+    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    func line(_ text: String = "") {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    func error(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// A prompt without a newline, shown only to a person at a terminal.
+    func prompt(_ text: String) {
+        guard Self.stdinIsTerminal else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// ANSI styling that turns itself off when colour is not wanted.
+struct Style: Sendable {
+    let enabled: Bool
+
+    private func wrap(_ code: String, _ text: String) -> String {
+        enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+
+    func bold(_ text: String) -> String { wrap("1", text) }
+    func dim(_ text: String) -> String { wrap("2", text) }
+    func red(_ text: String) -> String { wrap("31", text) }
+    func green(_ text: String) -> String { wrap("32", text) }
+    func yellow(_ text: String) -> String { wrap("33", text) }
+    func blue(_ text: String) -> String { wrap("34", text) }
+    func magenta(_ text: String) -> String { wrap("35", text) }
+    func cyan(_ text: String) -> String { wrap("36", text) }
+}
+
+/// Splits a typed command into words: spaces separate, "double" or 'single' quotes group,
+/// a backslash escapes the next character.
+func splitCommandLine(_ line: String) -> [String] {
+    var words: [String] = []
+    var current = ""
+    var inWord = false
+    var quote: Character?
+    var escaped = false
+    for character in line {
+        if escaped {
+            current.append(character)
+            escaped = false
+            continue
+        }
+        if character == "\\" && quote != "'" {
+            escaped = true
+            inWord = true
+            continue
+        }
+        if let open = quote {
+            if character == open { quote = nil } else { current.append(character) }
+            continue
+        }
+        if character == "\"" || character == "'" {
+            quote = character
+            inWord = true
+        } else if character == " " || character == "\t" {
+            if inWord { words.append(current) }
+            current = ""
+            inWord = false
+        } else {
+            current.append(character)
+            inWord = true
+        }
+    }
+    if inWord { words.append(current) }
+    return words
+}
+
+/// Pads `text` with spaces to `width` characters (never cuts).
+func padded(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+/// `bq admin` as the organizer scripts it.
+@Suite struct AdminTests {
+    @Test func refusedOneShotExitsNonZeroWithTheServersMessage() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let first = try BQProcess.run(["admin", "force-unlock", "r02", "--no-deduct"] + server.adminFlags)
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains("Unlocked r02 for free."))
+        let second = try BQProcess.run(["admin", "force-unlock", "r02", "--no-deduct"] + server.adminFlags)
+        #expect(second.status == 1)
+        #expect(second.err.contains("already unlocked"))
+
+        let negative = try BQProcess.run(["admin", "adjust-points", "-30", "--reason", "oops"] + server.adminFlags)
+        #expect(negative.status == 1)
+        #expect(negative.err.contains("Not enough points"))
+    }
+
+    @Test func wrongKeyIsRefused() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let result = try BQProcess.run(["admin", "status", "--key", "not-the-key"] + server.address)
+        #expect(result.status == 1)
+        #expect(!result.err.isEmpty)
+    }
+
+    @Test func statusShowsNumbersClaimsAndEvents() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let claim = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"],
+                                      home: try makeTemporaryDirectory())
+        #expect(claim.status == 0, "\(claim.err)")
+        let day = try BQProcess.run(["admin", "set-day", "2"] + server.address, environment: ["BQ_ADMIN_KEY": server.adminKey])
+        #expect(day.status == 0, "\(day.err)")
+        let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(status.status == 0, "\(status.err)")
+        #expect(status.out.contains("day 2"))
+        #expect(status.out.contains("Rewards 0/9 unlocked"))
+        let theoLine = status.out.split(separator: "\n").first { $0.contains("theo") && $0.contains("Theo") }
+        #expect(theoLine?.contains("claimed") == true)
+        #expect(status.out.contains("character_claimed by theo"))
+
+        let log = try BQProcess.run(["admin", "log", "--after", "1"] + server.adminFlags)
+        #expect(log.out.contains("v2 "))
+        #expect(log.out.contains("day_set") || log.out.contains("set_day") || log.out.contains("day"))
+    }
+
+    @Test func editsKeepFieldsThatWereNotGiven() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let added = try BQProcess.run(["admin", "add-challenge", "--title", "Lake Yoga", "--description", "Ten minutes on the dock",
+                                       "--points", "40", "--difficulty", "easy", "--category", "physical"] + server.adminFlags)
+        #expect(added.status == 0, "\(added.err)")
+        #expect(added.out.contains("Added challenge"))
+        let edited = try BQProcess.run(["admin", "edit-challenge", "c02", "--points", "45"] + server.adminFlags)
+        #expect(edited.status == 0, "\(edited.err)")
+        let board = try BQProcess.run(["play"] + server.address + ["--character", "priya", "show", "c02"],
+                                      home: try makeTemporaryDirectory())
+        #expect(board.out.contains("Wisdom From Strangers"))
+        #expect(board.out.contains("social · easy · 45 ✦"))
+    }
+
+    @Test func consoleAsksBeforeDestructiveOperations() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try BQProcess(["admin", "console"] + server.adminFlags)
+        #expect(console.output.waitFor("Signed in as admin."))
+        console.send("force-complete c03")
+        #expect(console.output.waitFor("are you sure? [y/N]"))
+        console.send("n")
+        #expect(console.output.waitFor("Cancelled."))
+        console.send("force-complete c03")
+        #expect(console.output.waitFor("are you sure? [y/N]"))
+        console.send("y")
+        #expect(console.output.waitFor("Completed c03. Points: 60 ✦."))
+        console.send("force-complete c03")
+        console.send("y")
+        #expect(console.output.waitFor("already completed"))
+        console.send("bogus")
+        #expect(console.output.waitFor("Unknown command bogus."))
+        console.send("set-day 3")
+        #expect(console.output.waitFor("It is now day 3."))
+        console.send("quit")
+        #expect(console.waitForExit() == 0)
+    }
+
+    @Test func watchRedrawsWhenTheGameChanges() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let watch = try BQProcess(["admin", "watch"] + server.adminFlags)
+        defer { watch.kill() }
+        #expect(watch.output.waitFor("──── version 1 ────"))
+        let day = try BQProcess.run(["admin", "set-day", "4"] + server.adminFlags)
+        #expect(day.status == 0, "\(day.err)")
+        #expect(watch.output.waitFor("──── version 2 ────"))
+        #expect(watch.output.waitFor("day 4 · version 2"))
+    }
+}

@@ -1,0 +1,208 @@
+import Client
+import Foundation
+import JSON
+import Testing
+
+/// The `Client` library against a real server.
+@Suite struct ClientLibraryTests {
+    private func fastOptions() -> ClientOptions {
+        var options = ClientOptions()
+        options.initialBackoff = 0.02
+        options.maxBackoff = 0.2
+        options.requestTimeout = 30
+        return options
+    }
+
+    @Test func pipelinedRepliesMatchTheirRequests() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let client = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { client.close() }
+        try client.claim(character: "mia", device: "dev-pipeline")
+        let view = try client.subscribe()
+        #expect(view["me"]?["character"] == "mia")
+        let first = client.send("complete_challenge", ["challenge": "c02", "proof": ["kind": "done"]])
+        let second = client.send("whoami")
+        let third = client.send("complete_challenge", ["challenge": "c06", "proof": ["kind": "text", "text": "30!"]])
+        // Waited for out of order: each reply still reaches its own request.
+        #expect(try third.wait().result["points"] == 70)
+        #expect(try second.wait().result["character"] == "mia")
+        #expect(try first.wait().result["points"] == 35)
+        #expect(first.idem != nil && first.idem != third.idem)
+
+        let refused = #expect(throws: ClientError.self) {
+            try client.request("unlock_reward", ["reward": "r04"])
+        }
+        #expect(refused?.refusal?.code == "insufficient_points")
+        #expect(refused?.refusal?.message.contains("Not enough points") == true)
+    }
+
+    @Test func theMirrorFollowsOtherPlayersChanges() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { mia.close() }
+        try mia.claim(character: "mia", device: "dev-mia")
+        try mia.subscribe()
+        let admin = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { admin.close() }
+        try admin.signInAdmin(key: server.adminKey)
+        let reply = try admin.request("adjust_points", ["delta": 80, "reason": "welcome"])
+        #expect(mia.waitForMirror(atLeast: reply.version ?? Int.max))
+        #expect(mia.view?["game"]?["points"] == 80)
+        let fresh = try mia.fetchState()
+        #expect(fresh.version == mia.version)
+        #expect(fresh.view == mia.view)
+    }
+
+    @Test func aRetriedMutationWithItsKeyIsAppliedOnce() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let client = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { client.close() }
+        try client.claim(character: "mia", device: "dev-idem")
+        let args: [String: JSONValue] = ["challenge": "c02", "proof": ["kind": "done"], "idem": "retry-key-1"]
+        let first = try client.request("complete_challenge", args)
+        let again = try client.request("complete_challenge", args)
+        #expect(!first.replayed)
+        #expect(again.replayed)
+        #expect(again.version == first.version)
+        #expect(try client.fetchState().view["game"]?["points"] == 35)
+    }
+
+    /// SIGTERM lets the server choose: answer the frozen request before shutting down, or not read
+    /// it at all. `SIGKILL` forces the second path: the request was certainly sent and never applied.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aMutationInFlightAcrossAServerRestartIsAppliedExactlyOnce(signal: Int32) throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        let client = try GameClient.connect(port: first.port, options: fastOptions())
+        defer { client.close() }
+        try client.claim(character: "mia", device: "dev-restart")
+        try client.subscribe()
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+
+        // Frozen, the server cannot answer: the request is surely in flight when the restart begins.
+        kill(first.pid, SIGSTOP)
+        let inFlight = client.send("complete_challenge", ["challenge": "c15", "proof": ["kind": "done"], "option": "b"])
+        kill(first.pid, signal)
+        kill(first.pid, SIGCONT)
+        first.stop()
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+
+        let reply = try inFlight.wait()
+        #expect(reply.result["points"] == 100)
+        #expect(events.waitFor { if case .reconnected = $0 { true } else { false } })
+        #expect(client.reconnectCount >= 1)
+
+        // The mirror, resumed with `since`, equals a fresh read.
+        let fresh = try client.fetchState()
+        #expect(client.waitForMirror(atLeast: fresh.version))
+        #expect(client.version == fresh.version)
+        #expect(client.view == fresh.view)
+        // Applied once: one completion, its points counted once.
+        #expect(fresh.view["game"]?["points"] == 100)
+        #expect(fresh.view["game"]?["earned"] == 100)
+        let completions = (fresh.view["timeline"]?.arrayValue ?? []).filter { $0["ref"] == "c15" }
+        #expect(completions.count == 1)
+
+        // And the connection is fully usable again, still signed in as mia.
+        let next = try client.request("complete_challenge", ["challenge": "c02", "proof": ["kind": "done"]])
+        #expect(next.result["points"] == 135)
+        #expect(client.waitForMirror(atLeast: next.version ?? Int.max))
+        #expect(client.view?["game"]?["points"] == 135)
+    }
+
+    @Test func aMutationSentWhileTheServerIsDownIsSentAfterTheReconnect() throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        let client = try GameClient.connect(port: first.port, options: fastOptions())
+        defer { client.close() }
+        try client.signInAdmin(key: first.adminKey)
+        try client.subscribe()
+        first.stop()
+        let queued = client.send("adjust_points", ["delta": 25, "reason": "while down"])
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+        let reply = try queued.wait()
+        #expect(reply.result["points"] == 25)
+        let fresh = try client.fetchState()
+        #expect(client.waitForMirror(atLeast: fresh.version))
+        #expect(client.view == fresh.view)
+        #expect(fresh.view["game"]?["points"] == 25)
+    }
+}
+
+/// Events collected from the reader thread.
+final class EventLog: @unchecked Sendable {
+    /// Guards `events`; signalled on each new one.
+    private let condition = NSCondition()
+    private var events: [ClientEvent] = []
+
+    func append(_ event: ClientEvent) {
+        condition.lock()
+        events.append(event)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until an event matching `predicate` has arrived; false at the deadline.
+    func waitFor(timeout: Double = 20, _ predicate: (ClientEvent) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !events.contains(where: predicate) {
+            if !condition.wait(until: deadline) { return events.contains(where: predicate) }
+        }
+        return true
+    }
+}
+
+@Suite struct ClientGapTests {
+    /// The fake sends a patch that skips versions after the first snapshot: the client must not
+    /// apply it, must resubscribe, and must follow the fresh snapshot and the patches after it.
+    @Test func aPatchThatDoesNotChainMakesTheClientResubscribe() throws {
+        final class Counter: @unchecked Sendable {
+            // Only the fake server's loop thread touches it.
+            var subscribes = 0
+        }
+        let counter = Counter()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            guard request["op"] == "subscribe" else {
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+            counter.subscribes += 1
+            if counter.subscribes == 1 {
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
+                        ["push": "patch", "from": 3, "to": 4,
+                         "ops": [["op": "replace", "path": "/game/points", "value": 999]]]]
+            }
+            return [["id": id, "ok": true, "version": 4, "result": ["mode": "snapshot"]],
+                    ["push": "snapshot", "version": 4, "state": ["game": ["points": 40]]],
+                    ["push": "patch", "from": 4, "to": 5,
+                     "ops": [["op": "replace", "path": "/game/points", "value": 50]]]]
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.subscribe()
+        #expect(events.waitFor { if case .gap(mirror: 1, from: 3) = $0 { true } else { false } })
+        #expect(client.waitForMirror(atLeast: 5, timeout: 10))
+        #expect(client.view == ["game": ["points": 50]])
+        #expect(client.version == 5)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import JSON
+import UV
+
+/// A scripted stand-in for the server, for what a real server never does on purpose (a patch
+/// that does not chain). Runs its own libuv loop on its own thread; `respond` runs there, gets
+/// each request and returns the lines to send back.
+final class FakeServer: @unchecked Sendable {
+    /// Set by the loop thread before `ready` is signalled, then only read.
+    private(set) var port = 0
+    private var stopper: AsyncWakeup?
+    private let ready = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(hello: JSONValue, respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
+        let thread = Thread { [self] in
+            guard let loop = try? EventLoop() else {
+                ready.signal()
+                return
+            }
+            var connections: [TCPConnection] = []
+            let server = try? TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+                connections.append(connection)
+                var pending: [UInt8] = []
+                connection.onRead = { bytes in
+                    pending += bytes
+                    while let newline = pending.firstIndex(of: 0x0A) {
+                        let line = Array(pending[..<newline])
+                        pending.removeSubrange(...newline)
+                        guard let request = try? JSONParser.parse(line) else { continue }
+                        for out in respond(request) { connection.write(Array((out.serialized() + "\n").utf8)) }
+                    }
+                }
+                connection.write(Array((hello.serialized() + "\n").utf8))
+                connection.startReading()
+            }
+            stopper = try? AsyncWakeup(loop: loop) { [self] in
+                server?.close()
+                for connection in connections { connection.close() }
+                stopper?.close()
+            }
+            port = server?.localPort ?? 0
+            ready.signal()
+            loop.run()
+            try? loop.close()
+            finished.signal()
+        }
+        thread.start()
+        ready.wait()
+    }
+
+    /// Closes the listener and every connection, and waits for the loop to end.
+    func stop() {
+        stopper?.send()
+        _ = finished.wait(timeout: .now() + 10)
+    }
+}

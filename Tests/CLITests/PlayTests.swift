@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+/// `bq play` as a person sees it: a real server, real processes, stdin and stdout.
+@Suite struct PlayTests {
+    @Test func claimCompleteAndUnlock() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: home)
+        #expect(mia.output.waitFor("You are now mia (birthday)."))
+        #expect(mia.output.waitFor("Challenges (0/15 done)"))
+        #expect(mia.output.waitFor("Type help for commands."))
+
+        mia.send(#"complete c15 text "we paddled all the way" --option a"#)
+        #expect(mia.output.waitFor("Completed “Paddle to Heron Island”. Points: 100 ✦"))
+        mia.send("unlock r04")
+        #expect(mia.output.waitFor("Unlocked r04! Points: 0 ✦"))
+        mia.send("rewards")
+        #expect(mia.output.waitFor("Rosa's Lemon Cake, Finally"))
+        #expect(mia.output.waitFor("unlocked"))
+        mia.send("show c15")
+        #expect(mia.output.waitFor("proof: “we paddled all the way”"))
+        mia.send("quit")
+        #expect(mia.waitForExit() == 0)
+
+        // The device file kept the token: the next start resumes without asking.
+        let again = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(again.status == 0)
+        #expect(again.out.contains("Welcome back, mia."))
+        #expect(again.out.contains("You are Mia (birthday)."))
+        #expect(again.out.contains("Points: 0 ✦  (earned 100, spent 100)"))
+    }
+
+    @Test func pickingACharacterInteractively() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let theo = try BQProcess(["play"] + server.address, home: try makeTemporaryDirectory())
+        #expect(theo.output.waitFor("Who are you?"))
+        #expect(theo.output.waitFor("theo Theo (friend)"))
+        theo.send("theo")
+        #expect(theo.output.waitFor("You are now theo (friend)."))
+        #expect(theo.output.waitFor("Your dare: none yet."))
+        #expect(theo.output.waitFor("Rewards you gave"))
+        #expect(theo.output.waitFor("One Year of Chauffeur Service"))
+        #expect(theo.finish() == 0)
+    }
+
+    @Test func anotherPlayersChangeAppearsWithoutInput() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("??? no hidden dares"))
+        #expect(mia.output.waitFor("Type help for commands."))
+
+        let priyaHome = try makeTemporaryDirectory()
+        let saved = try BQProcess.run(["play"] + server.address + ["--character", "priya", "dare", "save",
+                                       "Cannonball", "Jump into the lake with all your clothes on", "75"], home: priyaHome)
+        #expect(saved.status == 0, "\(saved.err)")
+        let delivered = try BQProcess.run(["play"] + server.address + ["dare", "deliver"], home: priyaHome)
+        #expect(delivered.status == 0, "\(delivered.err)")
+        // Mia typed nothing: the push alone printed this.
+        #expect(mia.output.waitFor("A secret dare arrived: ??? now hides 1"))
+
+        let bonus = try BQProcess.run(["admin", "adjust-points", "60", "--reason", "karaoke bonus"] + server.adminFlags)
+        #expect(bonus.status == 0, "\(bonus.err)")
+        #expect(mia.output.waitFor("Points: 60 ✦  (earned 60, spent 0)"))
+
+        let forced = try BQProcess.run(["admin", "force-complete", "c02"] + server.adminFlags)
+        #expect(forced.status == 0, "\(forced.err)")
+        #expect(mia.output.waitFor("★"))
+        #expect(mia.output.waitFor("Mia completed “Wisdom From Strangers” +35 ✦"))
+
+        mia.send("discover")
+        #expect(mia.output.waitFor("You found 1 dare!"))
+        mia.send("board")
+        #expect(mia.output.waitFor("Cannonball"))
+        #expect(mia.output.waitFor("dare by Priya"))
+
+        // The organizer frees Mia's character: her running client is told and stops.
+        let unclaimed = try BQProcess.run(["admin", "unclaim", "mia"] + server.adminFlags)
+        #expect(unclaimed.status == 0, "\(unclaimed.err)")
+        #expect(mia.output.waitFor("You were signed out"))
+        #expect(mia.waitForExit() == 3)
+    }
+
+    @Test func refusalsShowTheServersMessage() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: home)
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("unlock r04")
+        #expect(mia.output.waitFor("✗ Not enough points: have 0, need 100"))
+        mia.send("complete c06")
+        #expect(mia.output.waitFor("Completed “Thirty Push-ups, Eventually”. Points: 35 ✦"))
+        mia.send("complete c06")
+        #expect(mia.output.waitFor("✗ "))
+        #expect(mia.output.waitFor("already completed"))
+        #expect(mia.finish() == 0)
+
+        // One-shot: the refusal goes to stderr and the exit status says it failed.
+        let again = try BQProcess.run(["play"] + server.address + ["complete", "c06", "done"], home: home)
+        #expect(again.status == 1)
+        #expect(again.err.contains("already completed"))
+
+        // A friend may not complete challenges: the server's forbidden message is shown.
+        let dani = try BQProcess.run(["play"] + server.address + ["--character", "dani", "complete", "c01"],
+                                     home: try makeTemporaryDirectory())
+        #expect(dani.status == 1)
+        #expect(!dani.err.isEmpty)
+
+        // Mia is claimed by another device: claiming without the PIN is refused with the server's words.
+        let thief = try BQProcess.run(["play"] + server.address + ["--character", "mia", "board"],
+                                      home: try makeTemporaryDirectory())
+        #expect(thief.status == 1)
+        #expect(thief.err.lowercased().contains("claimed"))
+    }
+
+    @Test func scriptModeRunsCommandsFromStdin() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"],
+                                       home: try makeTemporaryDirectory(),
+                                       stdin: "complete c13 photo https://example.com/menu.jpg\ncomplete c02\nunlock r02\ntimeline\n")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("Completed “Menu Poet”. Points: 35 ✦"))
+        #expect(result.out.contains("Unlocked r02! Points: 20 ✦"))
+        #expect(result.out.contains("Mia unlocked “A Letter From Home” from Mom & Dad -50 ✦"))
+    }
+
+    @Test func jsonModePrintsProtocolLines() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let result = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--json", "whoami"],
+                                       home: try makeTemporaryDirectory())
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix(#"{"push":"hello""#))
+        #expect(result.out.contains(#""role":"organizer""#))
+        #expect(result.out.contains(#""push":"snapshot""#))
+        #expect(!result.out.contains("You are"))
+    }
+}
