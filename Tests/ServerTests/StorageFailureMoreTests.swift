@@ -1,0 +1,81 @@
+import Foundation
+import JSON
+import Testing
+@testable import EventLog
+
+/// Another process holding SQLite's write lock (a backup, a stray `sqlite3` shell): commits
+/// fail with `unavailable` once the busy timeout runs out, reads keep being served from
+/// memory, nothing half-happens, and everything works again once the lock is gone.
+@Suite struct StorageFailureMoreTests {
+    @Test func aLockedDatabaseRefusesMutationsKeepsReadsAndRecovers() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 50 }
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        admin.label = "admin"
+        try admin.signInAsAdmin()
+        let watcher = try server.connect()
+        watcher.label = "watcher"
+        try watcher.signInAsAdmin()
+        try watcher.subscribe()
+        let mia = try server.connect()
+        mia.label = "mia"
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        try admin.ok("adjust_points", ["delta": 10, "reason": "warm-up"])
+        try watcher.checkMirror(step: "before the lock")
+
+        let versionBefore = try admin.currentVersion()
+        let eventsBefore = try admin.allEvents()
+        let stateBefore = try admin.ok("state")["result"]
+        let timelineBefore = try admin.ok("timeline")["result"]
+        let patchesBefore = watcher.patches
+
+        // A second connection to the same file takes the write lock and keeps it.
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+
+        let keyed: [String: JSONValue] = ["delta": 25, "reason": "locked out", "idem": "retry-me"]
+        let refused = try admin.call("adjust_points", keyed)
+        #expect(refused.errorCode == "unavailable", "\(refused.serialized())")
+        // Two mutations in flight together: the second was decided on top of the first, so it fails with it.
+        let first = try mia.send("complete_challenge", ["challenge": "c02", "proof": ["kind": "done"]])
+        let second = try mia.send("complete_challenge", ["challenge": "c06", "proof": ["kind": "done"]])
+        #expect(try mia.reply(to: first).errorCode == "unavailable")
+        #expect(try mia.reply(to: second).errorCode == "unavailable")
+
+        // Reads are answered from the durable state while the lock is held.
+        #expect(try admin.currentVersion() == versionBefore)
+        let stateDuring = try admin.ok("state")
+        #expect(stateDuring.versionNumber == versionBefore)
+        #expect(stateDuring["result"] == stateBefore, "a refused commit left no trace in the state")
+        #expect(try admin.ok("timeline")["result"] == timelineBefore)
+        #expect(try mia.ok("whoami")["result"]?["character"] == "mia")
+        #expect(try admin.allEvents() == eventsBefore, "nothing was committed")
+        try watcher.checkMirror(step: "while locked")
+        #expect(watcher.patches == patchesBefore, "no patch for a commit that did not happen")
+
+        try locker.executeForTesting("ROLLBACK")
+
+        // The refused key was not remembered: its retry commits, once.
+        let retried = try admin.ok("adjust_points", keyed)
+        #expect(retried["replayed"] == nil)
+        #expect(retried.versionNumber == versionBefore + 1)
+        #expect(retried["result"]?["points"] == .int(35))
+        let replayed = try admin.ok("adjust_points", keyed)
+        #expect(replayed["replayed"] == .bool(true))
+        #expect(replayed.versionNumber == versionBefore + 1)
+        let completed = try mia.ok("complete_challenge", ["challenge": "c02", "proof": ["kind": "done"]])
+        #expect(completed.versionNumber == versionBefore + 2)
+
+        let eventsAfter = try admin.allEvents()
+        #expect(eventsAfter.count == eventsBefore.count + 2)
+        #expect(eventsAfter.map(\.versionNumber) == Array(1...(versionBefore + 2)), "the log stays gapless")
+        #expect(eventsAfter.filter { $0["data"]?["reason"] == "locked out" }.count == 1)
+        try watcher.checkMirror(step: "after the lock")
+        #expect(watcher.mirrorVersion == versionBefore + 2)
+        #expect(admin.problems + watcher.problems + mia.problems == [])
+    }
+}
