@@ -114,6 +114,18 @@ import Testing
         let stale = try admin.call("adjust_points", ["delta": 1, "reason": "late", "expect": .int(expect)])
         #expect(stale.errorCode == "version_conflict")
         #expect(try admin.currentVersion() == expect + 2)
+        // A replay is answered before `expect` is checked.
+        let keyed: [String: JSONValue] = ["delta": 2, "reason": "keyed", "idem": "cas-key"]
+        var first = keyed
+        first["expect"] = .int(expect + 2)
+        let original = try admin.ok("adjust_points", first)
+        #expect(original.versionNumber == expect + 3)
+        var stalely = keyed
+        stalely["expect"] = .int(expect)
+        let replay = try admin.ok("adjust_points", stalely)
+        #expect(replay["replayed"] == true)
+        #expect(replay.versionNumber == expect + 3)
+        expect += 1
         // A mutation that changes nothing with a matching expect answers at the current version.
         let sameDay = try admin.ok("set_day", ["day": 1, "expect": .int(expect + 2)])
         #expect(sameDay.versionNumber == expect + 2)

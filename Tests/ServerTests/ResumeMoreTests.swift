@@ -116,3 +116,47 @@ import Testing
         #expect(bad.errorCode == "bad_request")
     }
 }
+
+/// Every version in the log can be resumed from, whatever snapshots lie around it.
+@Suite struct ResumeEveryVersionMoreTests {
+    @Test func resumeFromEachVersion() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.snapshotEvery = 3 }
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        admin.label = "admin"
+        try admin.signInAsAdmin()
+        var views: [Int: JSONValue] = [:]
+        func record() throws {
+            let answer = try admin.ok("state")
+            views[answer.versionNumber] = answer["result"]?["state"]
+        }
+        try record()
+        let mia = try server.connect()
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        try record()
+        for (index, challenge) in ["c02", "c06", "c13", "c14", "c04", "c07"].enumerated() {
+            try mia.ok("complete_challenge", ["challenge": .string(challenge), "proof": ["kind": "done"]])
+            try record()
+            try admin.ok("set_day", ["day": .int(index + 2)])
+            try record()
+        }
+        let current = try admin.currentVersion()
+        #expect(views.keys.sorted() == Array(1...current))
+
+        let client = try server.connect()
+        client.label = "resumer"
+        try client.signInAsAdmin()
+        for since in 1...current {
+            client.adoptMirror(views[since]!, version: since)
+            let reply = try client.subscribe(since: since)
+            #expect(reply["result"] == ["mode": "patch"], "since \(since)")
+            #expect(client.mirrorVersion == current)
+            let caughtUp = client.mirror == views[current]
+            #expect(caughtUp, "the view at \(since) plus its patch is the current view")
+        }
+        #expect(client.snapshots == 0)
+        #expect(client.problems == [])
+    }
+}
