@@ -81,4 +81,39 @@ import Testing
         #expect(try mainAdmin.ok("events", ["after": .int(g2Start)])["result"]?["events"]?.arrayValue?.count == 3)
         #expect(mainAdmin.problems + g2Admin.problems + g2Mia.problems == [])
     }
+
+    @Test func gamesSurviveARestartAndANewGameIsSeededAlone() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try ServerHarness(dataDirectory: dir.path) { $0.games = ["main", "g2"] }
+        let g2 = try first.connect()
+        try g2.signInAsAdmin(game: "g2")
+        try g2.ok("adjust_points", ["delta": 12, "reason": "before restart", "idem": "g2-key"])
+        let g2Version = try g2.currentVersion()
+        let g2State = try g2.ok("state")["result"]
+        let main = try first.connect()
+        try main.signInAsAdmin()
+        let mainVersion = try main.currentVersion()
+        try first.stop()
+
+        let second = try ServerHarness(dataDirectory: dir.path) {
+            $0.games = ["main", "g2", "g3"]
+            $0.defaultGame = "g3"
+        }
+        defer { try? second.stop() }
+        let lobby = try second.connect()
+        #expect(lobby.hello["game"] == "g3", "hello names the configured default game")
+        #expect(lobby.hello["version"] == 1, "the new game was seeded: one event")
+        let g2Again = try second.connect()
+        try g2Again.signInAsAdmin(game: "g2")
+        #expect(try g2Again.currentVersion() == g2Version, "g2 was not seeded again")
+        #expect(try g2Again.ok("state")["result"] == g2State)
+        #expect(try g2Again.ok("adjust_points", ["delta": 12, "reason": "before restart", "idem": "g2-key"])["replayed"] == true)
+        let mainAgain = try second.connect()
+        try mainAgain.signInAsAdmin(game: "main")
+        #expect(try mainAgain.currentVersion() == mainVersion)
+        try mainAgain.ok("adjust_points", ["delta": 1, "reason": "main moves"])
+        #expect(try mainAgain.currentVersion() == mainVersion + 1)
+        #expect(try g2Again.currentVersion() == g2Version)
+    }
 }
