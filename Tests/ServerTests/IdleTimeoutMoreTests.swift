@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+@testable import EventLog
 
 /// `idle_timeout_seconds`: a connection that sends nothing gets `bye` `idle_timeout` and is
 /// closed; one that keeps sending requests is left alone.
@@ -43,5 +44,33 @@ import Testing
         try active.ok("adjust_points", ["delta": 1, "reason": "still here"])
         try active.checkMirror(step: "after the idle one left")
         #expect(active.problems == [])
+    }
+}
+
+/// A connection waiting for the reply to its own request is not idle: the reply comes first.
+@Suite struct IdleWhileWaitingMoreTests {
+    @Test(.disabled("BUG: GameServer.closeIdleConnections says bye idle_timeout to a connection whose request is still in flight; its reply is lost"))
+    func aRequestInFlightIsAnsweredBeforeAnyIdleBye() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.limits.idleTimeoutSeconds = 1
+            // Longer than the idle timer can take (at most 2 s after the last request).
+            $0.busyTimeoutMilliseconds = 4_000
+        }
+        defer { try? server.stop() }
+        let client = try server.connect()
+        try client.signInAsAdmin()
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let id = try client.send("adjust_points", ["delta": 1, "reason": "slow commit"])
+        // The first line after the request must be its reply (here `unavailable`), not a bye.
+        let first = try client.readMessage()
+        try locker.executeForTesting("ROLLBACK")
+        #expect(first?["push"] == nil, "got \(first?.serialized() ?? "EOF") before the reply")
+        #expect(first?["id"] == .int(id))
+        #expect(first?.errorCode == "unavailable")
     }
 }
