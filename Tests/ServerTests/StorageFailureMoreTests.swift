@@ -78,4 +78,61 @@ import Testing
         #expect(watcher.mirrorVersion == versionBefore + 2)
         #expect(admin.problems + watcher.problems + mia.problems == [])
     }
+
+    @Test func aFailedSnapshotCommitAndAKeySentTwiceLeaveAConsistentLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.busyTimeoutMilliseconds = 50
+            $0.snapshotEvery = 2
+        }
+        defer { try? server.stop() }
+        let first = try server.connect()
+        try first.signInAsAdmin()
+        let second = try server.connect()
+        try second.signInAsAdmin()
+        try first.subscribe()
+        try first.ok("adjust_points", ["delta": 1, "reason": "one"])
+        let start = try first.currentVersion()
+        let viewAtStart = try #require(try first.ok("state")["result"]?["state"])
+
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        // The same key from two connections of one identity while commits fail: neither commits.
+        let keyed: [String: JSONValue] = ["delta": 5, "reason": "twice", "idem": "shared"]
+        let a = try first.send("adjust_points", keyed)
+        let b = try second.send("adjust_points", keyed)
+        #expect(try first.reply(to: a).errorCode == "unavailable")
+        #expect(try second.reply(to: b).errorCode == "unavailable")
+        #expect(try first.currentVersion() == start)
+        try locker.executeForTesting("ROLLBACK")
+
+        let retryA = try first.send("adjust_points", keyed)
+        let retryB = try second.send("adjust_points", keyed)
+        let answers = [try first.reply(to: retryA), try second.reply(to: retryB)]
+        #expect(answers.allSatisfy { $0["ok"] == true }, "\(answers.map { $0.serialized() })")
+        #expect(answers.map(\.versionNumber) == [start + 1, start + 1])
+        #expect(answers.filter { $0["replayed"] == true }.count == 1, "one commit, one replay")
+        for index in 0..<4 { try second.ok("adjust_points", ["delta": 1, "reason": .string("after \(index)")]) }
+        let current = try first.currentVersion()
+        #expect(current == start + 5)
+        let events = try first.allEvents()
+        #expect(events.map(\.versionNumber) == Array(1...current))
+        #expect(events.filter { $0["data"]?["reason"] == "twice" }.count == 1)
+        try first.checkMirror(step: "after recovery")
+        #expect(first.problems == [])
+
+        // Snapshots written around the failure agree with the log: a resume from before it works.
+        let resumer = try server.connect()
+        try resumer.signInAsAdmin()
+        resumer.adoptMirror(viewAtStart, version: start)
+        #expect(try resumer.subscribe(since: start)["result"] == ["mode": "patch"])
+        try resumer.checkMirror(step: "resumed across the failure")
+        #expect(resumer.problems == [])
+        try server.stop()
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(0), "\(verify.stdout)")
+    }
 }
