@@ -1,0 +1,115 @@
+import Foundation
+import JSON
+import Testing
+@testable import EventLog
+
+/// The real `bq` executable on a data directory a server wrote: `verify` and `log` read it,
+/// `verify` notices tampering, and `serve` refuses a database it cannot trust.
+@Suite struct CommandLineMoreTests {
+    static var adminEnvironment: [String: String] { ["BQ_ADMIN_KEY": ServerHarness.adminKey] }
+
+    /// A stopped server's data directory with claims, completions, unlocks and snapshots in it;
+    /// returns the admin's view of the event list.
+    static func playSession(in dir: TempDirectory) throws -> [JSONValue] {
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.snapshotEvery = 4 }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        let mia = try server.connect()
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        for challenge in ["c02", "c06", "c13", "c14"] {
+            try mia.ok("complete_challenge", ["challenge": .string(challenge), "proof": ["kind": "done"]])
+        }
+        try mia.ok("unlock_reward", ["reward": "r02"])
+        try admin.ok("adjust_points", ["delta": 3, "reason": "bonus", "idem": "bonus-1"])
+        try admin.ok("set_day", ["day": 2])
+        let events = try admin.allEvents()
+        try server.stop()
+        return events
+    }
+
+    @Test func verifyAndLogReadWhatTheServerWrote() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let events = try Self.playSession(in: dir)
+        #expect(events.count == 9)
+
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(0), "stdout: \(verify.stdout)\nstderr: \(verify.stderr)")
+        #expect(verify.stdoutLines.contains("verify: ok"), "\(verify.stdout)")
+        #expect(verify.stdoutLines.contains("game main: \(events.count) events replayed"), "\(verify.stdout)")
+
+        let log = try BQRun.run(["log", "--data", dir.path, "--json"], workingDirectory: dir.path)
+        #expect(log.ending == .exited(0), "\(log.stderr)")
+        let lines = try log.stdoutLines.map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(lines.map(\.versionNumber) == Array(1...events.count), "one object per event, gapless from 1")
+        #expect(lines.allSatisfy { $0["game"] == "main" && $0["data"]?.objectValue != nil })
+        #expect(lines.map { $0["type"] } == events.map { $0["type"] })
+        #expect(lines.map { $0["actor"] } == events.map { $0["actor"] })
+        #expect(lines.map { $0["at"] } == events.map { $0["at"] })
+        #expect(lines.filter { $0["idem"] == "bonus-1" }.count == 1)
+
+        let page = try BQRun.run(["log", "--data", dir.path, "--json", "--after", "8", "--limit", "1"], workingDirectory: dir.path)
+        #expect(try page.stdoutLines.map { try JSONParser.parse(Array($0.utf8)).versionNumber } == [9])
+    }
+
+    @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let events = try Self.playSession(in: dir)
+        let store = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .full))
+        defer { store.close() }
+        let snapshots = try store.snapshots(game: "main")
+        let newest = try #require(snapshots.last)
+
+        // A snapshot that decodes but disagrees with the replayed log.
+        let tampered = newest.state.replacingOccurrences(of: "\"earned\":", with: "\"earned\":9")
+        let changed = tampered != newest.state
+        try #require(changed, "the snapshot text spells `earned` as expected")
+        try store.executeForTesting("UPDATE snapshots SET state = '\(tampered.replacingOccurrences(of: "'", with: "''"))' WHERE game = 'main' AND version = \(newest.version)")
+        let snapshotRun = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(snapshotRun.ending == .exited(2), "\(snapshotRun.stdout)")
+        #expect(snapshotRun.stdout.contains("snapshot at version \(newest.version) differs"), "\(snapshotRun.stdout)")
+        #expect(!snapshotRun.stdoutLines.contains("verify: ok"))
+
+        // Put the snapshot back, then leave a hole in the log.
+        try store.executeForTesting("UPDATE snapshots SET state = '\(newest.state.replacingOccurrences(of: "'", with: "''"))' WHERE game = 'main' AND version = \(newest.version)")
+        #expect(try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path).ending == .exited(0))
+        let bogus = events.count + 2
+        try store.executeForTesting("""
+            INSERT INTO events(game, version, type, actor, at, idem, payload)
+            VALUES ('main', \(bogus), 'points_adjusted', 'admin', 0, NULL, '{"pointsAdjusted":{"delta":1,"reason":"x"}}')
+            """)
+        let gapRun = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(gapRun.ending == .exited(2), "\(gapRun.stdout)")
+        #expect(gapRun.stdout.contains("version \(bogus) follows \(events.count)"), "\(gapRun.stdout)")
+
+        // The server does not start on a log with a hole either.
+        store.close()
+        let serve = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: dir.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("gap"), "\(serve.stderr)")
+        #expect(!serve.stdout.contains("listening on"))
+    }
+
+    @Test func serveRefusesAGarbageDatabase() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let garbage = Data(String(repeating: "this is not an SQLite database\n", count: 256).utf8)
+        try garbage.write(to: URL(fileURLWithPath: dir.path + "/birthdayquest.sqlite"))
+        let serve = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: dir.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "stderr: \(serve.stderr)")
+        #expect(serve.stderr.contains("bq serve:"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("birthdayquest.sqlite"), "the message names the file: \(serve.stderr)")
+        #expect(serve.stderr.lowercased().contains("not a database"), "\(serve.stderr)")
+        #expect(!serve.stdout.contains("listening on"))
+        let untouched = FileManager.default.contents(atPath: dir.path + "/birthdayquest.sqlite")
+        #expect(untouched == garbage, "a refused file is left as it was")
+
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending != .exited(0))
+        #expect(verify.ending != .signalled(SIGSEGV) && verify.ending != .signalled(SIGILL) && verify.ending != .signalled(SIGTRAP),
+                "a refusal, not a crash: \(verify.stderr)")
+    }
+}
