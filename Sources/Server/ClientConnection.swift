@@ -101,6 +101,9 @@ final class ClientConnection {
 
     private var hasUnansweredSlots: Bool { !slots.isEmpty }
 
+    /// Owed a reply: such a connection is waiting on the server, not idle.
+    var hasRequestsInFlight: Bool { !slots.isEmpty || !waiting.isEmpty }
+
     private func takeToken() -> Bool {
         let rate = Double(server.config.limits.requestsPerSecond)
         let now = server.loop.nowMilliseconds

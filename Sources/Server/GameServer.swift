@@ -148,7 +148,7 @@ public final class GameServer {
     private func closeIdleConnections() {
         let limit = UInt64(config.limits.idleTimeoutSeconds) * 1000
         let now = loop.nowMilliseconds
-        for connection in connections.values where now &- connection.lastActivity > limit {
+        for connection in connections.values where now &- connection.lastActivity > limit && !connection.hasRequestsInFlight {
             connection.sayGoodbye(.idleTimeout)
         }
     }

@@ -26,7 +26,12 @@ struct LogCommand: ParsableCommand {
             if batch.isEmpty { break }
             for event in batch {
                 if json {
-                    let data = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
+                    var data = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
+                    // As in the `events` op: a token's hash is nobody's business.
+                    if case .object(var fields) = data, fields["token_hash"] != nil {
+                        fields["token_hash"] = nil
+                        data = .object(fields)
+                    }
                     let line: JSONValue = .object(["game": .string(name), "version": .int(Int(event.version)), "type": .string(event.type),
                                                    "actor": .string(event.actor), "at": .string(formatTimestamp(event.at)),
                                                    "idem": event.idempotencyKey.map { .string($0) } ?? .null, "data": data])

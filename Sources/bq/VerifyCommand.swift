@@ -8,7 +8,13 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        let report = try LogVerifier.verify(path: config.databasePath)
+        let report: LogVerifier.Report
+        do {
+            report = try LogVerifier.verify(path: config.databasePath)
+        } catch {
+            print("verify: cannot read \(config.databasePath): \(error)")
+            throw ExitCode(2)
+        }
         for (game, version) in report.games.sorted(by: { $0.key < $1.key }) {
             print("game \(game): \(version) events replayed")
         }

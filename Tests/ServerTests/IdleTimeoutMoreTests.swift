@@ -49,7 +49,7 @@ import Testing
 
 /// A connection waiting for the reply to its own request is not idle: the reply comes first.
 @Suite struct IdleWhileWaitingMoreTests {
-    @Test(.disabled("BUG: GameServer.closeIdleConnections says bye idle_timeout to a connection whose request is still in flight; its reply is lost"))
+    @Test
     func aRequestInFlightIsAnsweredBeforeAnyIdleBye() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
