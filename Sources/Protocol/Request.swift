@@ -47,8 +47,9 @@ public struct Request: Sendable, Hashable {
     public var idem: String?
     /// The game version the client expects, for mutations (compare-and-set).
     public var expect: Int?
-    /// Every field but `id`, `idem` and `expect`, canonically serialized: the same
-    /// key with a different fingerprint is a different request.
+    /// For a mutation with an `idem` key: every field but `id`, `idem` and `expect`,
+    /// canonically serialized (the same key with a different fingerprint is a
+    /// different request). Empty for every other request.
     public var fingerprint: String
 }
 

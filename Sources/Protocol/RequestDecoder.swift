@@ -35,10 +35,14 @@ public enum RequestDecoder {
             idem = try args.optionalString("idem", Limits.idempotencyKey)
             expect = try args.optionalInt("expect", 0...Int.max)
         }
-        var canonical = fields
-        for key in ["id", "idem", "expect"] { canonical[key] = nil }
-        return Request(id: id, op: op, operation: operation, idem: idem, expect: expect,
-                       fingerprint: JSONValue.object(canonical).serialized(sortedKeys: true))
+        // Only a keyed mutation is ever compared with an earlier request: skip the work otherwise.
+        var fingerprint = ""
+        if idem != nil {
+            var canonical = fields
+            for key in ["id", "idem", "expect"] { canonical[key] = nil }
+            fingerprint = JSONValue.object(canonical).serialized(sortedKeys: true)
+        }
+        return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, fingerprint: fingerprint)
     }
 
     private static func operation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Operation {

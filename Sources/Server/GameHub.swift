@@ -86,17 +86,19 @@ final class GameHub {
     func submit(_ command: Command, request: Request, identity: Identity?, target: ReplyTarget,
                 onCommitted: ((GameState) -> Void)? = nil, result makeResult: ((GameState) -> JSONValue)? = nil) {
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
+        // Stored and compared as a digest: short rows in the log, small entries in memory.
+        let fingerprint = key == nil ? "" : Secrets.digest(request.fingerprint)
         if let key, let entry = idempotency[key] {
             switch entry {
             case .done(let record):
-                guard record.fingerprint == request.fingerprint else { return target.error(request.id, mismatch(request)) }
+                guard record.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
                 let result = (try? JSONParser.parse(Array(record.reply.utf8))) ?? .object([:])
                 return target.ok(request.id, version: Int(record.version), result: result, replayed: true)
-            case .pending(let fingerprint, var waiters):
-                guard fingerprint == request.fingerprint else { return target.error(request.id, mismatch(request)) }
+            case .pending(let first, var waiters):
+                guard first == fingerprint else { return target.error(request.id, mismatch(request)) }
                 // The first copy is on its way to disk: answer this one with its reply.
                 waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
-                idempotency[key] = .pending(fingerprint: fingerprint, waiters: waiters)
+                idempotency[key] = .pending(fingerprint: first, waiters: waiters)
                 return
             }
         }
@@ -114,7 +116,7 @@ final class GameHub {
         let result = makeResult?(after) ?? mutationResult(command, events: events, after: after)
         nextSeq += 1
         let entry = PendingCommand(seq: nextSeq, request: request, events: events, stateAfter: after, result: result,
-                                   target: target, key: events.isEmpty ? nil : key, onCommitted: onCommitted)
+                                   target: target, key: events.isEmpty ? nil : key, fingerprint: fingerprint, onCommitted: onCommitted)
         if events.isEmpty {
             // Nothing to write; the answer reflects the speculative state, so it still
             // waits behind the commands before it.
@@ -122,7 +124,7 @@ final class GameHub {
             pending.append(entry)
             return
         }
-        if let key { idempotency[key] = .pending(fingerprint: request.fingerprint, waiters: []) }
+        if let key { idempotency[key] = .pending(fingerprint: fingerprint, waiters: []) }
         do {
             try write(entry, expected: speculative.version, key: key)
         } catch {
@@ -138,7 +140,7 @@ final class GameHub {
         let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: entry.request.idem) }
         var records: [IdempotencyRecord] = []
         if let key {
-            records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,
+            records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
                                              reply: entry.result.serialized(sortedKeys: true),
                                              version: Int64(expected + entry.events.count)))
         }
@@ -247,7 +249,7 @@ final class GameHub {
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
         guard let key = entry.key, case .pending(_, let waiters)? = idempotency[key] else { return }
-        let record = IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.request.fingerprint,
+        let record = IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
                                        reply: entry.result.serialized(sortedKeys: true), version: Int64(version))
         remember(record)
         for waiter in waiters {
@@ -282,19 +284,21 @@ final class GameHub {
         let version = durable.version
         for connection in subscribers.values {
             guard let viewer = connection.viewer, patches[viewer] == nil else { continue }
-            guard let old = views[viewer] else { continue }
-            let fresh: JSONValue
+            // Taken out of the cache so the update below owns the view and edits it in place.
+            guard let cached = views.removeValue(forKey: viewer) else { continue }
+            let from = cached.version
+            var current = cached.view
             let ops: [PatchOp]
-            if old.version == versionBeforeTurn {
-                let update = updateView(old.view, to: durable, for: viewer, touched: touchedThisTurn)
-                (fresh, ops) = (update.view, update.ops)
+            if from == versionBeforeTurn {
+                ops = updateView(&current, to: durable, for: viewer, touched: touchedThisTurn)
             } else {
-                fresh = view(durable, for: viewer)
-                ops = JSONPatch.diff(old.view, fresh)
+                let previous = current
+                current = view(durable, for: viewer)
+                ops = JSONPatch.diff(previous, current)
             }
-            views[viewer] = CachedView(version: version, view: fresh)
-            patches[viewer] = ViewerPatch(from: old.version, to: version, view: fresh,
-                                          bytes: Wire.patch(from: old.version, to: version, ops: ops))
+            views[viewer] = CachedView(version: version, view: current)
+            patches[viewer] = ViewerPatch(from: from, to: version, view: current,
+                                          bytes: Wire.patch(from: from, to: version, ops: ops))
         }
         return patches
     }
@@ -356,6 +360,7 @@ struct PendingCommand {
     let result: JSONValue
     let target: ReplyTarget
     let key: IdempotencyKey?
+    let fingerprint: String
     let onCommitted: ((GameState) -> Void)?
 }
 

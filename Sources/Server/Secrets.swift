@@ -14,6 +14,11 @@ public enum Secrets {
         SHA256.hash(data: Data(token.utf8)).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
+    /// 128 bits of SHA-256 as hex: enough to tell two requests apart, short enough to keep.
+    public static func digest(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
     /// Content hash of a seed, over its canonical encoding so whitespace does not matter.
     public static func hash(data: Data) -> String {
         SHA256.hash(data: data).map { String($0, radix: 16).leftPadded(to: 2) }.joined()

@@ -47,12 +47,22 @@ public struct ViewUpdate: Sendable {
 /// in `touched`, and the new timeline entries. Gives the same view and an
 /// equivalent patch as `view` plus `JSONPatch.diff`, which the tests check.
 public func updateView(_ old: JSONValue, to state: GameState, for viewer: Viewer, touched: Touched) -> ViewUpdate {
-    guard !touched.everything, case .object(var top) = old,
-          case .object(var characters)? = top["characters"], case .object(var challenges)? = top["challenges"],
-          case .object(var rewards)? = top["rewards"], case .array(var timeline)? = top["timeline"],
+    var current = old
+    let ops = updateView(&current, to: state, for: viewer, touched: touched)
+    return ViewUpdate(view: current, ops: ops)
+}
+
+/// The same, in place: when the caller holds the only reference to the view, no
+/// member table is copied, so the cost follows what changed, not the game's size.
+public func updateView(_ current: inout JSONValue, to state: GameState, for viewer: Viewer, touched: Touched) -> [PatchOp] {
+    guard !touched.everything, case .object(var top) = current else { return replaceWholeView(&current, state, viewer) }
+    current = .null  // `top` is now the only reference to the view's storage
+    guard case .object(var characters)? = top.removeValue(forKey: "characters"),
+          case .object(var challenges)? = top.removeValue(forKey: "challenges"),
+          case .object(var rewards)? = top.removeValue(forKey: "rewards"),
+          case .array(var timeline)? = top.removeValue(forKey: "timeline"),
           let oldGame = top["game"], timeline.count <= state.timeline.count else {
-        let fresh = view(state, for: viewer)
-        return ViewUpdate(view: fresh, ops: JSONPatch.diff(old, fresh))
+        return replaceWholeView(&current, state, viewer)
     }
     let lens = Lens(state: state, viewer: viewer)
     var ops: [PatchOp] = []
@@ -84,7 +94,16 @@ public func updateView(_ old: JSONValue, to state: GameState, for viewer: Viewer
     top["challenges"] = .object(challenges)
     top["rewards"] = .object(rewards)
     top["timeline"] = .array(timeline)
-    return ViewUpdate(view: .object(top), ops: ops)
+    current = .object(top)
+    return ops
+}
+
+/// The reference path: project everything and diff.
+private func replaceWholeView(_ current: inout JSONValue, _ state: GameState, _ viewer: Viewer) -> [PatchOp] {
+    let fresh = view(state, for: viewer)
+    let ops = JSONPatch.diff(current, fresh)
+    current = fresh
+    return ops
 }
 
 private func update(_ members: inout [String: JSONValue], _ id: String, to fresh: JSONValue?, section: String, ops: inout [PatchOp]) {
