@@ -58,13 +58,3 @@ extension String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
-
-public enum ServerError: Error, CustomStringConvertible {
-    case startup(String)
-
-    public var description: String {
-        switch self {
-        case .startup(let message): return message
-        }
-    }
-}

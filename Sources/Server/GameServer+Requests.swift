@@ -1,0 +1,149 @@
+import Domain
+import JSON
+import Protocol
+import Views
+
+/// Requests, by op: what needs no sign-in, what reads, and what goes to a game hub as a command.
+extension GameServer {
+
+    var defaultHub: GameHub { hubs[config.defaultGame]! }
+
+    func hub(named name: String?) -> GameHub? { hubs[name ?? config.defaultGame] }
+
+    func handle(_ request: Request, from connection: ClientConnection, target: ReplyTarget) {
+        if shuttingDown {
+            return target.error(request.id, ProtocolError(.unavailable, "The server is shutting down"))
+        }
+        switch request.operation {
+        case .ping:
+            target.ok(request.id, version: connection.hub.durable.version, result: .object([:]))
+        case .characters(let game):
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            let list: [JSONValue] = hub.durable.sortedCharacters.map {
+                .object(["id": .string($0.id), "name": .string($0.name), "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)])
+            }
+            target.ok(request.id, version: hub.durable.version, result: .object(["characters": .array(list)]))
+        case .claim(let character, let device, let pin, let game):
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            claim(character: character, device: device, pin: pin, hub: hub, request: request, connection: connection, target: target)
+        case .auth(let token):
+            let hash = Secrets.hash(token)
+            for hub in hubs.values {
+                if let character = hub.durable.character(forTokenHash: hash) {
+                    connection.signIn(.character(character.id, tokenHash: hash), hub: hub)
+                    return target.ok(request.id, version: hub.durable.version, result: .object([
+                        "character": .string(character.id), "role": .string(character.role.rawValue)]))
+                }
+            }
+            target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
+        case .admin(let key, let game):
+            guard Secrets.constantTimeEquals(key, adminKey) else {
+                logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)"])
+                return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
+            }
+            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            connection.signIn(.admin, hub: hub)
+            target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
+        default:
+            guard let identity = connection.identity else {
+                return target.error(request.id, ProtocolError(.unauthenticated, "Sign in first: claim a character, auth with a token, or admin with the key"))
+            }
+            signedIn(request, identity: identity, connection: connection, target: target)
+        }
+    }
+
+    private func signedIn(_ request: Request, identity: Identity, connection: ClientConnection, target: ReplyTarget) {
+        let hub = connection.hub
+        let version = hub.durable.version
+        switch request.operation {
+        case .whoami:
+            target.ok(request.id, version: version, result: whoami(identity, hub: hub))
+        case .state:
+            target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
+        case .subscribe(let since):
+            let start = connection.subscribe(since: since)
+            target.ok(request.id, version: version, result: .object(["mode": .string(start.mode)]))
+            connection.queue(start.push)
+        case .unsubscribe:
+            connection.unsubscribe()
+            target.ok(request.id, version: version, result: .object([:]))
+        case .timeline(let after, let limit):
+            let entries = hub.durable.timeline.lazy.filter { $0.seq > after }.prefix(limit).map(timelineView)
+            target.ok(request.id, version: version, result: .object(["entries": .array(Array(entries))]))
+        case .events(let after, let limit):
+            guard identity == .admin || hub.durable.role(of: identity.actor) == .organizer else {
+                return target.error(request.id, ProtocolError(.forbidden, "Only the organizer can read the event log"))
+            }
+            events(hub: hub, after: after, limit: limit, request: request, target: target)
+        case .mutation(let command):
+            hub.submit(command, request: request, identity: identity, target: target)
+        case .ping, .characters, .claim, .auth, .admin:
+            break
+        }
+    }
+
+    private func whoami(_ identity: Identity, hub: GameHub) -> JSONValue {
+        switch identity {
+        case .admin: return .object(["character": .null, "role": .string("admin")])
+        case .character(let id, _):
+            return .object(["character": .string(id), "role": hub.durable.characters[id].map { .string($0.role.rawValue) } ?? .null])
+        }
+    }
+
+    private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
+                       connection: ClientConnection, target: ReplyTarget) {
+        let token = Secrets.newToken()
+        let hash = Secrets.hash(token)
+        // A claim's token is new each time, so a claim is never replayed from an idempotency key.
+        var unkeyed = request
+        unkeyed.idem = nil
+        hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: unkeyed, identity: nil, target: target,
+                   onCommitted: { [unowned connection] _ in connection.signIn(.character(character, tokenHash: hash), hub: hub) },
+                   result: { state in
+                       .object(["token": .string(token), "character": .string(character),
+                                "role": state.characters[character].map { .string($0.role.rawValue) } ?? .null])
+                   })
+    }
+
+    private func events(hub: GameHub, after: Int, limit: Int, request: Request, target: ReplyTarget) {
+        do {
+            let rows = try reader.events(game: hub.name, after: Int64(after), limit: limit)
+            let list: [JSONValue] = rows.map { row in
+                var data = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
+                // Token hashes stay in the log: they are nobody's business, not even the organizer's.
+                if case .object(var fields) = data, fields["token_hash"] != nil {
+                    fields["token_hash"] = nil
+                    data = .object(fields)
+                }
+                return .object(["version": .int(Int(row.version)), "type": .string(row.type), "actor": .string(row.actor),
+                                "at": .string(formatTimestamp(row.at)), "data": data])
+            }
+            target.ok(request.id, version: hub.durable.version, result: .object(["events": .array(list)]))
+        } catch {
+            logger.error("cannot read events", metadata: ["game": "\(hub.name)", "error": "\(error)"])
+            target.error(request.id, ProtocolError(.unavailable, "Cannot read the event log right now"))
+        }
+    }
+
+    private func noSuchGame(_ game: String?) -> ProtocolError {
+        ProtocolError(.notFound, "No game \"\(game ?? config.defaultGame)\" on this server")
+    }
+
+    /// The view at an earlier version, rebuilt from the newest snapshot at or before it plus the events up to it.
+    func rebuildView(game: String, at version: Int, for viewer: Viewer) -> JSONValue? {
+        do {
+            var state = GameState()
+            if let snapshot = try reader.latestSnapshot(game: game, atOrBefore: Int64(version)) {
+                state = try Codec.state(snapshot)
+            }
+            for stored in try reader.events(game: game, after: Int64(state.version), through: Int64(version)) {
+                state.apply(try Codec.event(stored))
+            }
+            guard state.version == version else { return nil }
+            return view(state, for: viewer)
+        } catch {
+            logger.warning("cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
+            return nil
+        }
+    }
+}
