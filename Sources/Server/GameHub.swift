@@ -12,7 +12,7 @@ final class GameHub {
     let name: String
     private(set) var durable: GameState
     private(set) var speculative: GameState
-    private var pending: [PendingCommand] = []
+    private var pending = FIFO<PendingCommand>()
     private var idempotency: [IdempotencyKey: IdempotencyEntry] = [:]
     /// Remembered keys in commit order, to forget those older than the window.
     private var idempotencyOrder: [(version: Int, key: IdempotencyKey)] = []
@@ -159,7 +159,7 @@ final class GameHub {
 
     /// The writer's answer for one command, on the loop thread.
     func completed(seq: UInt64, result: AppendResult) {
-        guard let head = pending.first(where: { !$0.events.isEmpty }), head.seq == seq else {
+        guard let head = pending.elements.first(where: { !$0.events.isEmpty }), head.seq == seq else {
             // A command dropped after an earlier failure: it was decided on a state
             // that never became durable, so the compare-and-set must have refused it.
             if case .committed = result {
@@ -169,15 +169,13 @@ final class GameHub {
         }
         switch result {
         case .committed(let version):
-            let index = pending.firstIndex { $0.seq == seq }!
             if committedThisTurn.isEmpty {
                 versionBeforeTurn = durable.version
                 touchedThisTurn = Touched()
             }
             touchedThisTurn.formUnion(Touched(head.events))
             // Barriers ahead of it reflected states that are now durable.
-            for barrier in pending[..<index] { committedThisTurn.append(barrier) }
-            pending.removeFirst(index + 1)
+            while let front = pending.popFirst(), front.seq != seq { committedThisTurn.append(front) }
             durable = head.stateAfter
             assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
             committedThisTurn.append(head)
@@ -193,8 +191,7 @@ final class GameHub {
     /// A failed commit takes every command decided on top of it along: their
     /// states never became durable. Reads keep working from the durable state.
     private func failAll(_ error: ProtocolError) {
-        let failed = pending
-        pending = []
+        let failed = pending.removeAll()
         speculative = durable
         lastSnapshotVersion = min(lastSnapshotVersion, durable.version)
         var retry: [Waiter] = []
@@ -235,7 +232,7 @@ final class GameHub {
         }
         // Barriers now at the head reflect durable state too.
         while let head = pending.first, head.events.isEmpty {
-            pending.removeFirst()
+            _ = pending.popFirst()
             finish(head, version: durable.version)
         }
         for connection in actors.values { connection.flush() }

@@ -6,22 +6,36 @@ public enum Secrets {
     /// 256 random bits as hex: far past the 128 bits a guessed token would need.
     public static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+        var bytes: [UInt8] = []
+        for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes += $0 } }
+        return hex(bytes)
     }
 
     /// What the log stores for a token: a leaked database does not sign anyone in.
     public static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        hex(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// 128 bits of SHA-256 as hex: enough to tell two requests apart, short enough to keep.
     public static func digest(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        hex(SHA256.hash(data: Data(text.utf8)).prefix(16))
     }
 
     /// Content hash of a seed, over its canonical encoding so whitespace does not matter.
     public static func hash(data: Data) -> String {
-        SHA256.hash(data: data).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        hex(SHA256.hash(data: data))
+    }
+
+    /// Lower-case hex, built in one buffer: it runs for every keyed mutation.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Compares without stopping at the first difference, so timing does not reveal the key.
@@ -50,11 +64,5 @@ public enum Secrets {
             throw ServerError.startup("Cannot write the admin key file \(path)")
         }
         return (key, path)
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
