@@ -10,7 +10,7 @@ public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Who caused an event. `system` is the seeder.
-public enum Actor: Sendable, Hashable, Codable {
+public enum Actor: Sendable, Hashable {
     case character(String)
     case admin
     case system

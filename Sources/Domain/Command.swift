@@ -31,7 +31,7 @@ public struct CommandContext: Sendable, Hashable {
 }
 
 /// The stable codes of PROTOCOL.md that a game rule can give.
-public enum RejectionCode: String, Sendable, Hashable, Codable {
+public enum RejectionCode: String, Sendable, Hashable {
     case badRequest = "bad_request"
     case forbidden
     case notFound = "not_found"

@@ -1,5 +1,5 @@
 /// What happened, with every value `evolve` needs: evolving never fails and never decides.
-public enum Change: Sendable, Hashable, Codable {
+public enum Change: Sendable, Hashable {
     case gameSeeded(content: SeedContent, hash: String)
     case characterClaimed(character: String, device: String, tokenHash: String, takeover: Bool)
     case characterUnclaimed(character: String)
@@ -37,7 +37,7 @@ public enum Change: Sendable, Hashable, Codable {
 }
 
 /// One entry of a game's log: what changed, who did it and when.
-public struct Event: Sendable, Hashable, Codable {
+public struct Event: Sendable, Hashable {
     public var at: Millis
     public var actor: Actor
     public var change: Change

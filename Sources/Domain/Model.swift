@@ -102,6 +102,7 @@ public struct TimelineEntry: Sendable, Hashable, Codable {
 }
 
 /// The whole game as the server holds it: every viewer's view is projected from this.
+/// Codable for one purpose: snapshots of the state in the event log.
 public struct GameState: Sendable, Equatable, Codable {
     /// The number of events applied: the game's version.
     public var version: Int = 0

@@ -1,5 +1,5 @@
 /// What the organizer can set on a regular challenge (on creation or edit).
-public struct ChallengeFields: Sendable, Hashable, Codable {
+public struct ChallengeFields: Sendable, Hashable {
     public var title: String
     public var description: String
     public var optionB: OptionText?
@@ -18,7 +18,7 @@ public struct ChallengeFields: Sendable, Hashable, Codable {
 }
 
 /// What the organizer can set on a reward. `content` nil on an edit keeps the old content.
-public struct RewardFields: Sendable, Hashable, Codable {
+public struct RewardFields: Sendable, Hashable {
     public var from: String
     public var fromCharacter: String?
     public var title: String
@@ -38,7 +38,7 @@ public struct RewardFields: Sendable, Hashable, Codable {
     }
 }
 
-public struct SeedCharacter: Sendable, Hashable, Codable {
+public struct SeedCharacter: Sendable, Hashable {
     public var id: String
     public var name: String
     public var role: Role
@@ -56,7 +56,7 @@ public struct SeedCharacter: Sendable, Hashable, Codable {
     }
 }
 
-public struct SeedChallenge: Sendable, Hashable, Codable {
+public struct SeedChallenge: Sendable, Hashable {
     public var id: String
     public var fields: ChallengeFields
 
@@ -66,7 +66,7 @@ public struct SeedChallenge: Sendable, Hashable, Codable {
     }
 }
 
-public struct SeedReward: Sendable, Hashable, Codable {
+public struct SeedReward: Sendable, Hashable {
     public var id: String
     public var fields: RewardFields
 
@@ -77,7 +77,7 @@ public struct SeedReward: Sendable, Hashable, Codable {
 }
 
 /// A game's starting content, as the seed file gives it.
-public struct SeedContent: Sendable, Hashable, Codable {
+public struct SeedContent: Sendable, Hashable {
     public var title: String
     public var day: Int
     public var characters: [SeedCharacter]
