@@ -29,11 +29,7 @@ extension GameClient {
         thread.start()
     }
 
-    var isClosing: Bool {
-        state.lock()
-        defer { state.unlock() }
-        return closing
-    }
+    var isClosing: Bool { locked { closing } }
 
     func readerMain(_ first: BlockingLineSocket) {
         var current: BlockingLineSocket? = first
@@ -44,9 +40,7 @@ extension GameClient {
             if options.reconnect, !isClosing {
                 current = reconnectWithBackoff()
                 if current != nil {
-                    state.lock()
-                    reconnects += 1
-                    state.unlock()
+                    locked { reconnects += 1 }
                     emit([.reconnected])
                 }
             }
@@ -139,34 +133,25 @@ extension GameClient {
             throw ClientError.protocolViolation("the first line was not a hello")
         }
         try handlePush(hello)
-        state.lock()
-        let credentials = savedCredentials
-        let resubscribe = subscribed
-        let since = mirror == nil ? nil : mirrorVersion
-        state.unlock()
+        let (credentials, resubscribe, since) = locked { (savedCredentials, subscribed, mirror == nil ? nil : mirrorVersion) }
         if let credentials {
-            let line: JSONValue
+            let request: [String: JSONValue]
             switch credentials {
-            case .token(let token): line = ["op": "auth", "token": .string(token)]
+            case .token(let token): request = ["op": "auth", "token": .string(token)]
             case .adminKey(let key, let game):
-                line = ["op": "admin", "key": .string(key), "game": game.map(JSONValue.string) ?? .null]
+                request = ["op": "admin", "key": .string(key), "game": game.map(JSONValue.string) ?? .null]
             }
-            let reply = try syncRequest(connection, line)
+            let reply = try syncRequest(connection, request)
             if reply["ok"]?.boolValue != true {
                 let message = reply["error"]?["message"]?.stringValue ?? "sign-in refused"
-                state.lock()
-                savedCredentials = nil
-                state.unlock()
+                locked { savedCredentials = nil }
                 emit([.sessionLost(reason: message)])
             }
         }
         if resubscribe {
-            var line: JSONValue = ["op": "subscribe"]
-            if let since, since > 0, case .object(var fields) = line {
-                fields["since"] = .int(since)
-                line = .object(fields)
-            }
-            _ = try syncRequest(connection, line)
+            var request: [String: JSONValue] = ["op": "subscribe"]
+            if let since, since > 0 { request["since"] = .int(since) }
+            _ = try syncRequest(connection, request)
         }
     }
 
@@ -179,19 +164,13 @@ extension GameClient {
     }
 
     func reportLine(_ line: String, _ outgoing: Bool) {
-        state.lock()
-        let observe = lineObserver
-        state.unlock()
-        observe?(line, outgoing)
+        locked { lineObserver }?(line, outgoing)
     }
 
     /// Sends one request on `connection` and reads until its reply, handling pushes on the way.
-    func syncRequest(_ connection: BlockingLineSocket, _ request: JSONValue) throws -> JSONValue {
-        state.lock()
-        let id = nextID
-        nextID += 1
-        state.unlock()
-        guard case .object(var fields) = request else { return .null }
+    func syncRequest(_ connection: BlockingLineSocket, _ request: [String: JSONValue]) throws -> JSONValue {
+        let id = takeID()
+        var fields = request
         fields["id"] = .int(id)
         let line = JSONValue.object(fields).serialized()
         reportLine(line, true)
@@ -299,16 +278,13 @@ extension GameClient {
         state.broadcast()
         state.unlock()
         // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
-        if resubscribe { sendInternal("subscribe", [:]) }
+        if resubscribe { submit("subscribe", [:], awaited: false) }
         emit(events)
     }
 
     func emit(_ events: [ClientEvent]) {
         guard !events.isEmpty else { return }
-        state.lock()
-        let observe = observer
-        state.unlock()
-        guard let observe else { return }
+        guard let observe = locked({ observer }) else { return }
         for event in events { observe(event) }
     }
 }

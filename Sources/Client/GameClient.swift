@@ -75,59 +75,31 @@ public final class GameClient: @unchecked Sendable {
 
     /// Called on the reader thread for every `ClientEvent`. Replaces any earlier observer.
     public func onEvent(_ observer: (@Sendable (ClientEvent) -> Void)?) {
-        state.lock()
-        self.observer = observer
-        state.unlock()
+        locked { self.observer = observer }
     }
 
     /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline.
     public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
-        state.lock()
-        lineObserver = observer
-        state.unlock()
+        locked { lineObserver = observer }
     }
 
     /// The local mirror of this connection's view, once subscribed.
-    public var view: JSONValue? {
-        state.lock()
-        defer { state.unlock() }
-        return mirror
-    }
+    public var view: JSONValue? { locked { mirror } }
 
     /// The version the mirror is at (0 before the first snapshot).
-    public var version: Int {
-        state.lock()
-        defer { state.unlock() }
-        return mirrorVersion
-    }
+    public var version: Int { locked { mirrorVersion } }
 
     /// The mirror and its version, read together.
-    public var mirrorSnapshot: (version: Int, view: JSONValue?) {
-        state.lock()
-        defer { state.unlock() }
-        return (mirrorVersion, mirror)
-    }
+    public var mirrorSnapshot: (version: Int, view: JSONValue?) { locked { (mirrorVersion, mirror) } }
 
     /// How the client signs in again after a reconnect: set by a successful `claim`, `auth` or `admin`.
-    public var credentials: Credentials? {
-        state.lock()
-        defer { state.unlock() }
-        return savedCredentials
-    }
+    public var credentials: Credentials? { locked { savedCredentials } }
 
     /// How many times the connection was re-established.
-    public var reconnectCount: Int {
-        state.lock()
-        defer { state.unlock() }
-        return reconnects
-    }
+    public var reconnectCount: Int { locked { reconnects } }
 
     /// Whether a signed-in connection is up right now.
-    public var isConnected: Bool {
-        state.lock()
-        defer { state.unlock() }
-        return ready
-    }
+    public var isConnected: Bool { locked { ready } }
 
     /// Waits until the mirror is at `version` or later; false on timeout or close.
     @discardableResult
@@ -150,15 +122,7 @@ public final class GameClient: @unchecked Sendable {
         if MutationOps.all.contains(op), fields["idem"] == nil {
             fields["idem"] = .string(IdempotencyKey.make())
         }
-        state.lock()
-        let id = nextID
-        nextID += 1
-        state.unlock()
-        fields["op"] = .string(op)
-        fields["id"] = .int(id)
-        let entry = PendingState(id: id, op: op, args: fields, awaited: true)
-        enqueue(entry)
-        return PendingRequest(client: self, entry: entry)
+        return PendingRequest(client: self, entry: submit(op, fields, awaited: true))
     }
 
     /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
@@ -219,16 +183,31 @@ public final class GameClient: @unchecked Sendable {
         try? target.sendLine(line)
     }
 
-    /// A request the reader makes for itself (resubscribe after a gap); nobody waits for it.
-    func sendInternal(_ op: String, _ args: [String: JSONValue]) {
+    /// Numbers the request and enqueues it. `awaited` is false for a request the reader makes for
+    /// itself (resubscribe after a gap), which nobody waits for.
+    @discardableResult
+    func submit(_ op: String, _ args: [String: JSONValue], awaited: Bool) -> PendingState {
+        let id = takeID()
         var fields = args
-        state.lock()
-        let id = nextID
-        nextID += 1
-        state.unlock()
         fields["op"] = .string(op)
         fields["id"] = .int(id)
-        enqueue(PendingState(id: id, op: op, args: fields, awaited: false))
+        let entry = PendingState(id: id, op: op, args: fields, awaited: awaited)
+        enqueue(entry)
+        return entry
+    }
+
+    func takeID() -> Int {
+        locked {
+            defer { nextID += 1 }
+            return nextID
+        }
+    }
+
+    /// Runs `body` holding `state`.
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        state.lock()
+        defer { state.unlock() }
+        return try body()
     }
 }
 

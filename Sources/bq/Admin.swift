@@ -42,8 +42,10 @@ struct AdminConnectionOptions: ParsableArguments {
         throw ValidationError("no admin key: pass --key, set BQ_ADMIN_KEY, or pass --data DIR")
     }
 
-    /// Connects and signs in as admin; on failure prints why and exits non-zero.
-    func open(_ terminal: Terminal) throws -> AdminContext {
+    /// Connects and signs in as admin, runs `body`, then closes; on a failure to sign in prints
+    /// why and exits non-zero.
+    func withContext(_ body: (AdminContext) throws -> Void) throws {
+        let terminal = Terminal(colorAllowed: !noColor)
         let key = try adminKey()
         let client: GameClient
         do {
@@ -53,7 +55,8 @@ struct AdminConnectionOptions: ParsableArguments {
             terminal.error("bq admin: \(error)")
             throw ExitCode(1)
         }
-        return AdminContext(client: client, terminal: terminal)
+        defer { client.close() }
+        try body(AdminContext(client: client, terminal: terminal))
     }
 }
 
@@ -77,14 +80,13 @@ extension AdminOperation {
     var isDestructive: Bool { false }
 
     func run() throws {
-        let terminal = Terminal(colorAllowed: !connection.noColor)
-        let context = try connection.open(terminal)
-        defer { context.client.close() }
-        do {
-            for line in try perform(context) { terminal.line(line) }
-        } catch {
-            terminal.error(error.description)
-            throw ExitCode(1)
+        try connection.withContext { context in
+            do throws(ClientError) {
+                for line in try perform(context) { context.terminal.line(line) }
+            } catch {
+                context.terminal.error(error.description)
+                throw ExitCode(1)
+            }
         }
     }
 }

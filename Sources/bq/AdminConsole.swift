@@ -9,9 +9,11 @@ struct AdminConsole: ParsableCommand {
     @OptionGroup var connection: AdminConnectionOptions
 
     func run() throws {
-        let terminal = Terminal(colorAllowed: !connection.noColor)
-        let context = try connection.open(terminal)
-        defer { context.client.close() }
+        try connection.withContext(converse)
+    }
+
+    private func converse(_ context: AdminContext) {
+        let terminal = context.terminal
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
         while true {
             terminal.prompt(terminal.style.bold("admin> "))

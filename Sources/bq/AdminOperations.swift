@@ -88,8 +88,38 @@ struct AdminSetDay: AdminOperation {
     }
 }
 
-/// The fields of `save_challenge`; for an edit, the missing ones come from the current challenge.
-struct ChallengeFields: ParsableArguments {
+/// The fields of `save_challenge` or `save_reward`: an add sends the ones given, an edit the
+/// ones given over the item's current ones.
+protocol SavedItemFields: ParsableArguments {
+    /// "challenge" or "reward": the op is `save_<kind>`, the view lists them under `<kind>s`.
+    static var kind: String { get }
+    /// The request's arguments; `base` is the current item for an edit, nil for an add.
+    func arguments(base: JSONValue?) -> [String: JSONValue]
+}
+
+extension SavedItemFields {
+    func add(_ context: AdminContext) throws(ClientError) -> [String] {
+        let reply = try context.client.request("save_\(Self.kind)", arguments(base: nil))
+        return done("Added \(Self.kind) \(reply.result[Self.kind]?.stringValue ?? "?").", reply)
+    }
+
+    func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
+        let current = try context.client.fetchState().view["\(Self.kind)s"]?[id]
+        var args = arguments(base: current)
+        args[Self.kind] = .string(id)
+        return done("Saved \(Self.kind) \(id).", try context.client.request("save_\(Self.kind)", args))
+    }
+}
+
+/// Each given field, or else the one of the same name in `base`; a field in neither is left out.
+private func merge(_ given: [String: JSONValue?], over base: JSONValue?) -> [String: JSONValue] {
+    var merged: [String: JSONValue] = [:]
+    for (key, value) in given { merged[key] = value ?? base?[key] }
+    return merged
+}
+
+struct ChallengeFields: SavedItemFields {
+    static let kind = "challenge"
     @Option var title: String?
     @Option var description: String?
     @Option var points: Int?
@@ -100,12 +130,9 @@ struct ChallengeFields: ParsableArguments {
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
 
     func arguments(base: JSONValue?) -> [String: JSONValue] {
-        var args: [String: JSONValue] = [:]
-        args["title"] = title.map(JSONValue.string) ?? base?["title"]
-        args["description"] = description.map(JSONValue.string) ?? base?["description"]
-        args["points"] = points.map(JSONValue.int) ?? base?["points"]
-        args["difficulty"] = difficulty.map(JSONValue.string) ?? base?["difficulty"]
-        args["category"] = category.map(JSONValue.string) ?? base?["category"]
+        var args = merge(["title": title.map(JSONValue.string), "description": description.map(JSONValue.string),
+                          "points": points.map(JSONValue.int), "difficulty": difficulty.map(JSONValue.string),
+                          "category": category.map(JSONValue.string)], over: base)
         let oldB = base?["option_b"]
         if noOptionB {
             args["option_b"] = .null
@@ -124,10 +151,7 @@ struct AdminAddChallenge: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: ChallengeFields
 
-    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let reply = try context.client.request("save_challenge", fields.arguments(base: nil))
-        return done("Added challenge \(reply.result["challenge"]?.stringValue ?? "?").", reply)
-    }
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }
 
 struct AdminEditChallenge: AdminOperation {
@@ -137,16 +161,11 @@ struct AdminEditChallenge: AdminOperation {
     @Argument var challenge: String
     @OptionGroup var fields: ChallengeFields
 
-    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let current = try context.client.fetchState().view["challenges"]?[challenge]
-        var args = fields.arguments(base: current)
-        args["challenge"] = .string(challenge)
-        return done("Saved challenge \(challenge).", try context.client.request("save_challenge", args))
-    }
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(challenge, context) }
 }
 
-/// The fields of `save_reward`; for an edit, the missing ones come from the current reward.
-struct RewardFields: ParsableArguments {
+struct RewardFields: SavedItemFields {
+    static let kind = "reward"
     @Option(help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
     @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
     @Option var title: String?
@@ -157,15 +176,12 @@ struct RewardFields: ParsableArguments {
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
 
     func arguments(base: JSONValue?) -> [String: JSONValue] {
-        var args: [String: JSONValue] = [:]
-        args["from"] = from.map(JSONValue.string) ?? base?["from"]
+        var args = merge(["from": from.map(JSONValue.string), "title": title.map(JSONValue.string),
+                          "teaser": teaser.map(JSONValue.string), "type": type.map(JSONValue.string),
+                          "cost": cost.map(JSONValue.int)], over: base)
         if let character = fromCharacter.map(JSONValue.string) ?? base?["from_character"], !character.isNull {
             args["from_character"] = character
         }
-        args["title"] = title.map(JSONValue.string) ?? base?["title"]
-        args["teaser"] = teaser.map(JSONValue.string) ?? base?["teaser"]
-        args["type"] = type.map(JSONValue.string) ?? base?["type"]
-        args["cost"] = cost.map(JSONValue.int) ?? base?["cost"]
         if text != nil || !url.isEmpty {
             args["content"] = ["text": .string(text ?? base?["content"]?["text"]?.stringValue ?? ""),
                                "urls": url.isEmpty ? (base?["content"]?["urls"] ?? []) : .array(url.map(JSONValue.string))]
@@ -181,10 +197,7 @@ struct AdminAddReward: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: RewardFields
 
-    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let reply = try context.client.request("save_reward", fields.arguments(base: nil))
-        return done("Added reward \(reply.result["reward"]?.stringValue ?? "?").", reply)
-    }
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }
 
 struct AdminEditReward: AdminOperation {
@@ -194,10 +207,5 @@ struct AdminEditReward: AdminOperation {
     @Argument var reward: String
     @OptionGroup var fields: RewardFields
 
-    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let current = try context.client.fetchState().view["rewards"]?[reward]
-        var args = fields.arguments(base: current)
-        args["reward"] = .string(reward)
-        return done("Saved reward \(reward).", try context.client.request("save_reward", args))
-    }
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(reward, context) }
 }

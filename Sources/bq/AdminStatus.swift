@@ -33,9 +33,11 @@ struct AdminWatch: ParsableCommand {
     @OptionGroup var connection: AdminConnectionOptions
 
     func run() throws {
-        let terminal = Terminal(colorAllowed: !connection.noColor)
-        let context = try connection.open(terminal)
-        defer { context.client.close() }
+        try connection.withContext(watch)
+    }
+
+    private func watch(_ context: AdminContext) throws {
+        let terminal = context.terminal
         let changed = DispatchSemaphore(value: 0)
         // The observer only signals: status needs requests, which must not run on the reader thread.
         context.client.onEvent { event in

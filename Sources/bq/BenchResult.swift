@@ -1,7 +1,7 @@
 import Foundation
 
 /// The figures of one load run; `--json` prints it as is.
-struct LoadResult: Codable {
+struct LoadResult: Encodable {
     var target = "bq"
     var mode = "closed"
     var games = 0
@@ -40,7 +40,6 @@ struct LoadResult: Codable {
     var serverRSSMiB: Double?
     var serverStartupSeconds: Double?
     var clientCPUSeconds = 0.0
-    var clientCPUAtStart = 0.0
 
     var acknowledgedPerSecond: Double { windowSeconds > 0 ? Double(acknowledged) / windowSeconds : 0 }
     var answeredPerSecond: Double { windowSeconds > 0 ? Double(acknowledged + refusals) / windowSeconds : 0 }
@@ -92,10 +91,14 @@ struct LoadResult: Codable {
         try c.encode(answeredPerSecond, forKey: .answeredPerSecond)
     }
 
-    init() {}
+    mutating func countRefusal(_ code: String) {
+        refusals += 1
+        refusalCodes[code, default: 0] += 1
+    }
 
-    init(from decoder: any Decoder) throws {
-        throw BenchError("LoadResult is written, never read")
+    mutating func countError(_ code: String) {
+        errors += 1
+        errorCodes[code, default: 0] += 1
     }
 
     func json() -> String {
