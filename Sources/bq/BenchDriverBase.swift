@@ -265,6 +265,8 @@ class BenchDriverBase<Connection: BenchSocket> {
         measureEnd = measureStart + UInt64(shape.durationSeconds * 1e9)
         phase = shape.warmupSeconds > 0 ? .warmup : .measuring
         loadStarted()
+        // Without a warm-up the measured window starts now: its hooks (CPU baselines) run at once.
+        if phase == .measuring { warmupEnded() }
         if shape.rate == nil {
             for connection in mutators {
                 for _ in 0..<shape.depth { enqueueMutation(connection, sentAt: benchNow()) }
