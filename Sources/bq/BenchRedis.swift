@@ -102,10 +102,6 @@ final class RedisDriver: BenchDriverBase<RedisConnection> {
     }
 
     // The driver's CPU counts over the measured window only.
-    override func loadStarted() {
-        if phase == .measuring { clientCPUStart = processCPUSeconds() }
-    }
-
     override func warmupEnded() { clientCPUStart = processCPUSeconds() }
     override func measureEnded() { result.clientCPUSeconds = processCPUSeconds() - clientCPUStart }
     override var setupTimeoutMessage: String { "setup did not finish within 60 s" }
