@@ -44,6 +44,18 @@ public final class EventWriter: Sendable {
         }
     }
 
+    /// Queues several requests at once, in order, with one wake-up of the writer: a caller that
+    /// gathers a burst of work (the server, per loop turn) hands it over whole, so the writer's
+    /// next transaction holds all of it rather than just whatever arrived first.
+    public func submit(_ requests: [(AppendRequest, @Sendable (AppendResult) -> Void)]) {
+        guard !requests.isEmpty else { return }
+        guard queue.enqueue(requests.map { .append($0.0, $0.1) }) else {
+            let error = StorageError(code: SQLITE_MISUSE, message: "the event writer is shut down")
+            for (_, completion) in requests { completion(.failed(error)) }
+            return
+        }
+    }
+
     /// Runs `body` on the writer thread between batches, with the writer's store (a test hook:
     /// for example to make the next commit fail). Runs in submission order with the appends.
     func perform(_ body: @escaping @Sendable (EventStore) -> Void) {
@@ -102,11 +114,14 @@ private final class WriterQueue: @unchecked Sendable {
     private var finished = false
 
     /// False once stopping: the job was not queued.
-    func enqueue(_ job: Job) -> Bool {
+    func enqueue(_ job: Job) -> Bool { enqueue([job]) }
+
+    /// False once stopping: none of the jobs was queued.
+    func enqueue(_ newJobs: [Job]) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping else { return false }
-        jobs.append(job)
+        jobs += newJobs
         condition.broadcast()
         return true
     }

@@ -29,6 +29,8 @@ public final class GameServer {
     private var stopWakeup: AsyncWakeup!
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
     private var dirty: [ClientConnection] = []
+    /// Commands decided this loop turn, for the writer in one hand-over.
+    private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
     private var nextConnectionNumber = 0
     let adminKey: String
     private(set) var shuttingDown = false
@@ -140,6 +142,7 @@ public final class GameServer {
 
     /// One write per connection per loop turn: replies and patches gathered.
     private func flushDirty() {
+        handAppendsToWriter()
         let batch = dirty
         dirty = []
         for connection in batch { connection.flush() }
@@ -155,9 +158,17 @@ public final class GameServer {
 
     // MARK: The writer
 
+    /// Queues a command's events for the writer; they are handed over at the end of this loop
+    /// turn together with everything else the turn decided.
     func append(_ request: AppendRequest, game: String, seq: UInt64) {
         let inbox = self.inbox!
-        writer.submit(request) { result in inbox.post(CompletionInbox.Item(game: game, seq: seq, result: result)) }
+        appendsThisTurn.append((request, { result in inbox.post(CompletionInbox.Item(game: game, seq: seq, result: result)) }))
+    }
+
+    private func handAppendsToWriter() {
+        guard !appendsThisTurn.isEmpty else { return }
+        writer.submit(appendsThisTurn)
+        appendsThisTurn.removeAll(keepingCapacity: true)
     }
 
     private func drainCompletions() {
