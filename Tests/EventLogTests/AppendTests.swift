@@ -95,7 +95,9 @@ import Testing
                 Thread {
                     defer { finished.leave() }
                     let store: EventStore
-                    do throws(StorageError) { store = try EventStore(path: path) } catch {
+                    // The loser waits on SQLite's lock while the winner commits with a full fsync,
+                    // which a busy CI disk can stretch past the default 5 s; this bound only stops a hang.
+                    do throws(StorageError) { store = try EventStore(path: path, options: StoreOptions(busyTimeoutMilliseconds: 30_000)) } catch {
                         results.withLock { $0.append(.failed(error)) }
                         ready.leave()
                         return

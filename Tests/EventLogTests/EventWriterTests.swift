@@ -32,7 +32,7 @@ import Testing
                     done.leave()
                 }.start()
             }
-            done.wait()
+            try #require(done.wait(timeout: .now() + 60) == .success, "the writer did not complete every request")
             writer.shutdown()
             writer.shutdown()   // idempotent
 
@@ -54,8 +54,9 @@ import Testing
     @Test func queuedRequestsAreCheckedAgainstTheOnesBeforeThemInOrder() throws {
         try withTemporaryDirectory { dir in
             let writer = try EventWriter(path: dir + "/log.sqlite")
-            let gate = DispatchSemaphore(value: 0)
-            writer.perform { _ in gate.wait() }
+            defer { writer.shutdown() }
+            // Parked before anything is queued, so the three requests are taken as one batch.
+            let held = try holdWriter(writer) { _ in }
             let results = Locked<[AppendResult]>([])
             let done = DispatchGroup()
             // Two requests at expected 0, queued together: the second sees the first.
@@ -66,8 +67,8 @@ import Testing
                     done.leave()
                 }
             }
-            gate.signal()
-            done.wait()
+            held.release()
+            try #require(done.wait(timeout: .now() + 30) == .success, "the writer did not complete every request")
             writer.shutdown()
             #expect(results.withLock { $0 } == [
                 .committed(version: 1), .conflict(expected: 0, actual: 1), .committed(version: 2),

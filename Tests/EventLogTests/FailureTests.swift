@@ -58,6 +58,7 @@ func expectFull(_ result: AppendResult, _ comment: Comment? = nil, sourceLocatio
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
             let writer = try EventWriter(path: path)
+            defer { writer.shutdown() }
             let results = Locked<[AppendResult]>([])
             let done = DispatchGroup()
             func submit(_ append: AppendRequest) {
@@ -68,25 +69,29 @@ func expectFull(_ result: AppendResult, _ comment: Comment? = nil, sourceLocatio
                 }
             }
             submit(bulkyRequest("g", expected: 0, key: "k0"))
-            // Hold the writer thread while the failing batch is queued, so it is ONE transaction.
-            let gate = DispatchSemaphore(value: 0)
-            let cap = Locked<Int64>(0)
-            writer.perform { store in
-                cap.withLock { $0 = (try? store.limitPages()) ?? 0 }
-                gate.wait()
-            }
+            // The failing requests must be ONE transaction. The writer takes everything queued at
+            // once, so jobs queued behind a `perform` while it is still waking up would join that
+            // perform's batch and be flushed apart from the rest. Hence: wait until the writer is
+            // parked inside the perform, and only then queue the batch.
+            let held = try holdWriter(writer) { store throws(StorageError) in try store.limitPages() }
             submit(bulkyRequest("g", expected: 1, key: "k1"))
             submit(request("h", expected: 0))
             submit(bulkyRequest("g", expected: 2, key: "k2"))
-            gate.signal()
-            writer.perform { store in try? store.restorePageLimit(cap.withLock { $0 }) }
+            held.release()
+            let previousCap = try held.result.get()
+            let restored = Locked<Result<Void, StorageError>?>(nil)
+            writer.perform { store in
+                restored.withLock { $0 = Result { () throws(StorageError) in try store.restorePageLimit(previousCap) } }
+            }
             submit(bulkyRequest("g", expected: 1, key: "k1"))
             submit(request("h", expected: 0))
-            done.wait()
+            try #require(done.wait(timeout: .now() + 30) == .success, "the writer did not complete every request")
             writer.shutdown()
+            try #require(restored.withLock { $0 } != nil)
+            try restored.withLock { $0 }?.get()
 
             let outcome = results.withLock { $0 }
-            #expect(outcome.count == 6)
+            try #require(outcome.count == 6)
             #expect(outcome.first == .committed(version: 1))
             for result in outcome[1...3] { expectFull(result) }
             #expect(Array(outcome[4...]) == [.committed(version: 2), .committed(version: 1)])

@@ -12,7 +12,8 @@ final class BQProcess: @unchecked Sendable {
     /// The raw wait status, set by the waiter thread before it signals `exited`.
     private let status = LockedBox<Int32?>(nil)
 
-    init(dataDirectory: String) throws {
+    /// `environment` is added to (and overrides) the defaults: the test admin key, full fsync.
+    init(dataDirectory: String, environment extra: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
@@ -21,6 +22,7 @@ final class BQProcess: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["BQ_ADMIN_KEY"] = ServerHarness.adminKey
         environment["BQ_SYNCHRONOUS"] = "full"
+        for (key, value) in extra { environment[key] = value }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
         var actions = posix_spawn_file_actions_t()
@@ -93,6 +95,15 @@ final class BQProcess: @unchecked Sendable {
     }
 
     func signal(_ number: Int32) { kill(pid, number) }
+
+    /// The child's resident set size, from /proc/PID/status; 0 when unreadable.
+    func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+        }
+        return 0
+    }
 
     /// How the process ended, or nil if it still runs after the deadline.
     enum Ending: Equatable {

@@ -38,7 +38,6 @@ final class ServerHarness: @unchecked Sendable {
     /// Signalled by the server thread once `run()` returned.
     private let finished: DispatchSemaphore
     private var stopped = false
-    private var holdsShare: Bool
 
     /// The config every in-process test starts from: ephemeral port, the repo's seed, no fsync
     /// (durability is the process tests' business).
@@ -53,10 +52,7 @@ final class ServerHarness: @unchecked Sendable {
         return config
     }
 
-    /// `exclusive`: the caller already holds `MemoryGate.shared` exclusively (a memory measurement).
-    init(dataDirectory: String, exclusive: Bool = false, configure: (inout ServerConfig) -> Void = { _ in }) throws {
-        if !exclusive { MemoryGate.shared.enterShared() }
-        holdsShare = !exclusive
+    init(dataDirectory: String, configure: (inout ServerConfig) -> Void = { _ in }) throws {
         var config = Self.config(dataDirectory: dataDirectory)
         configure(&config)
         self.dataDirectory = dataDirectory
@@ -83,7 +79,6 @@ final class ServerHarness: @unchecked Sendable {
         thread.stackSize = 8 << 20
         thread.start()
         guard started.wait(timeout: .now() + 30) == .success, let result = outcome.get(), case .success(let (port, stopper)) = result else {
-            if holdsShare { MemoryGate.shared.leaveShared() }
             throw HarnessError("server did not start: \(String(describing: outcome.get()))")
         }
         self.port = port
@@ -95,10 +90,6 @@ final class ServerHarness: @unchecked Sendable {
     func stop() throws {
         guard !stopped else { return }
         stopped = true
-        defer {
-            if holdsShare { MemoryGate.shared.leaveShared() }
-            holdsShare = false
-        }
         stopper.stop()
         guard finished.wait(timeout: .now() + 30) == .success else { throw HarnessError("server did not stop within 30 s") }
     }
@@ -125,55 +116,5 @@ private final class StartOutcome: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return value
-    }
-}
-
-/// The resident set size of this process, from /proc/self/status.
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let digits = line.split(separator: " ").compactMap { Int($0) }
-        return (digits.first ?? 0) * 1024
-    }
-    return 0
-}
-
-/// Keeps other in-process servers from running while a test measures this process's memory:
-/// every harness holds a share; the measuring test holds it exclusively (writers go first).
-final class MemoryGate: @unchecked Sendable {
-    static let shared = MemoryGate()
-    private let condition = NSCondition()
-    private var readers = 0
-    private var writing = false
-    private var writersWaiting = 0
-
-    func enterShared() {
-        condition.lock()
-        while writing || writersWaiting > 0 { condition.wait() }
-        readers += 1
-        condition.unlock()
-    }
-
-    func leaveShared() {
-        condition.lock()
-        readers -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func enterExclusive() {
-        condition.lock()
-        writersWaiting += 1
-        while writing || readers > 0 { condition.wait() }
-        writersWaiting -= 1
-        writing = true
-        condition.unlock()
-    }
-
-    func leaveExclusive() {
-        condition.lock()
-        writing = false
-        condition.broadcast()
-        condition.unlock()
     }
 }
