@@ -112,10 +112,13 @@ final class GameHub {
         case .failure(let rejection): return target.error(request.id, ProtocolError(rejection))
         case .success(let decided): events = decided
         }
-        let after = replay(events, from: speculative)
-        let result = makeResult?(after) ?? mutationResult(command, events: events, after: after)
+        let expected = speculative.version
+        // In place: the speculative state is this hub's own, so nothing the events leave alone is copied.
+        for event in events { speculative.apply(event) }
+        let result = makeResult?(speculative) ?? mutationResult(command, events: events, after: speculative)
         nextSeq += 1
-        let entry = PendingCommand(seq: nextSeq, request: request, events: events, stateAfter: after, result: result,
+        let entry = PendingCommand(seq: nextSeq, request: request, events: events,
+                                   versionAfter: events.isEmpty ? nil : speculative.version, result: result,
                                    target: target, key: events.isEmpty ? nil : key, fingerprint: fingerprint, onCommitted: onCommitted)
         if events.isEmpty {
             // Nothing to write; the answer reflects the speculative state, so it still
@@ -126,16 +129,25 @@ final class GameHub {
         }
         if let key { idempotency[key] = .pending(fingerprint: fingerprint, waiters: []) }
         do {
-            try write(entry, expected: speculative.version, key: key)
+            try write(entry, expected: expected, key: key)
         } catch {
             server.logger.error("cannot encode events", metadata: ["game": "\(name)", "error": "\(error)"])
             if let key { idempotency[key] = nil }
+            rebuildSpeculative()
             return target.error(request.id, ProtocolError(.internal, "The server could not encode this change"))
         }
-        speculative = after
         pending.append(entry)
     }
 
+    /// The durable state plus every command still on its way to disk.
+    private func rebuildSpeculative() {
+        speculative = durable
+        for entry in pending.elements {
+            for event in entry.events { speculative.apply(event) }
+        }
+    }
+
+    /// Hands a decided command to the writer; `speculative` already includes its events.
     private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) throws {
         let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: entry.request.idem) }
         var records: [IdempotencyRecord] = []
@@ -145,9 +157,9 @@ final class GameHub {
                                              version: Int64(expected + entry.events.count)))
         }
         var snapshot: Snapshot?
-        if entry.stateAfter.version - lastSnapshotVersion >= server.config.snapshotEvery {
-            snapshot = try Codec.snapshot(entry.stateAfter)
-            lastSnapshotVersion = entry.stateAfter.version
+        if speculative.version - lastSnapshotVersion >= server.config.snapshotEvery {
+            snapshot = try Codec.snapshot(speculative)
+            lastSnapshotVersion = speculative.version
         }
         let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records, snapshot: snapshot)
         server.append(request, game: name, seq: entry.seq)
@@ -176,7 +188,7 @@ final class GameHub {
             touchedThisTurn.formUnion(Touched(head.events))
             // Barriers ahead of it reflected states that are now durable.
             while let front = pending.popFirst(), front.seq != seq { committedThisTurn.append(front) }
-            durable = head.stateAfter
+            for event in head.events { durable.apply(event) }
             assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
             committedThisTurn.append(head)
         case .conflict(let expected, let actual):
@@ -226,9 +238,8 @@ final class GameHub {
         }
         for connection in actors.values { deliver(patches, to: connection) }
         for entry in done {
-            let version = entry.events.isEmpty ? durable.version : entry.stateAfter.version
-            entry.onCommitted?(entry.stateAfter)
-            finish(entry, version: version)
+            entry.onCommitted?(durable)
+            finish(entry, version: entry.versionAfter ?? durable.version)
         }
         // Barriers now at the head reflect durable state too.
         while let head = pending.first, head.events.isEmpty {
@@ -353,7 +364,8 @@ struct PendingCommand {
     let seq: UInt64
     let request: Request
     let events: [Event]
-    let stateAfter: GameState
+    /// The game version once its events are in; nil for a command that changed nothing.
+    let versionAfter: Int?
     let result: JSONValue
     let target: ReplyTarget
     let key: IdempotencyKey?
