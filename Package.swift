@@ -45,15 +45,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], swiftSettings: strict),
+        // Deterministic randomness for property tests and the crash child: a seed replays a history.
+        .target(name: "SeededRandom", swiftSettings: strict),
         // A child process for the event log's crash tests: appends, acknowledges, gets killed.
-        .executableTarget(name: "eventlog-crash-child", dependencies: ["EventLog"], swiftSettings: strict),
+        .executableTarget(name: "eventlog-crash-child", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
 
-        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
-        .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON"], swiftSettings: strict),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "SeededRandom"], swiftSettings: strict),
+        .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain"], swiftSettings: strict),
-        .testTarget(name: "EventLogTests", dependencies: ["EventLog"], swiftSettings: strict),
+        .testTarget(name: "EventLogTests", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "UVTests", dependencies: ["UV"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["Client", "JSON", "UV"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

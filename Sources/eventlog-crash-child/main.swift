@@ -9,18 +9,7 @@
 // can check snapshots against the events.
 import EventLog
 import Foundation
-
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+import SeededRandom
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -43,7 +32,7 @@ do {
     fail("cannot open \(arguments[1]): \(error)")
 }
 
-var random = SplitMix64(state: seed)
+var random = SplitMix64(seed: seed)
 let games = ["g0", "g1", "g2"]
 var versions: [String: Int64] = [:]
 var sums: [String: Int64] = [:]

@@ -2,6 +2,7 @@ import Domain
 import JSON
 import Testing
 import Views
+import SeededRandom
 
 /// Random play from the shipped seed: after every step, every rule of GAME.md that
 /// holds for all histories is checked. Each failure names the seed and the step,

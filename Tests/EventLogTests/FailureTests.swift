@@ -1,5 +1,6 @@
 import CSQLite3
 import Foundation
+import SeededRandom
 import Testing
 @testable import EventLog
 

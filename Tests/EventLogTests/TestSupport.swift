@@ -10,20 +10,6 @@ func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
     return try body(url.path)
 }
 
-/// A tiny deterministic PRNG so that every random history can be replayed from its seed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
-
 /// A value guarded by a lock, for results gathered from several threads.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()

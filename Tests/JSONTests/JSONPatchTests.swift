@@ -1,5 +1,6 @@
 import JSON
 import Testing
+import SeededRandom
 
 private func patchError(_ ops: [PatchOp], _ document: JSONValue) -> JSONPatchError? {
     do throws(JSONPatchError) {

@@ -1,4 +1,5 @@
 import JSON
+import SeededRandom
 
 /// Generators of random documents for property tests.
 enum RandomJSON {

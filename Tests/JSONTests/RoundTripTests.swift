@@ -1,5 +1,6 @@
 import JSON
 import Testing
+import SeededRandom
 
 @Suite struct RoundTripTests {
     @Test func fixedValues() throws {

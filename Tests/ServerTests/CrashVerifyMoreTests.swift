@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import JSON
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite(.serialized) struct CrashVerifyMoreTests {
     @Test(arguments: [UInt64(7), 1_122, 90_210])
     func killedAtARandomMomentTheLogStillVerifies(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let warmAfter = Int(random.next() % 60) + 1
         let dir = try TempDirectory()
         defer { dir.remove() }
@@ -35,20 +36,5 @@ import Testing
         })
         let acknowledged = Set(load.flatMap { $0.acknowledged.value })
         #expect(acknowledged.isSubset(of: reasons), "seed \(seed): acknowledged but lost: \(acknowledged.subtracting(reasons).sorted().prefix(5))")
-    }
-}
-
-/// SplitMix64: a few lines, the same numbers on every machine.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Domain
+import SeededRandom
 
 /// Random commands for the property tests: mostly plausible, sometimes invalid
 /// (unknown ids, bad lengths, wrong roles), so both paths of every rule run.
