@@ -21,11 +21,15 @@ final class ClientConnection {
     private var tokens: Double
     private var lastRefill: UInt64
     private(set) var lastActivity: UInt64
-    /// Replies in request order: slot `firstSlot + i` is `slots[i]`, nil until answered.
-    private var slots: [[UInt8]?] = []
+    /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
+    private var slots: [Slot] = []
     private var firstSlot = 0
-    /// Requests held back until every earlier reply is out (reads after an own mutation).
-    private var waiting: [Request] = []
+    /// Slots of claims not yet answered.
+    private var claimSlots: Set<Int> = []
+    /// Lines not yet started, in arrival order (see `mustWait`).
+    private var waiting = FIFO<Incoming>()
+    private var isPumping = false
+    private var peerFinished = false
     private var outbound: [UInt8] = []
     private var readingPaused = false
     private(set) var isClosing = false
@@ -49,6 +53,7 @@ final class ClientConnection {
         tcp.onRead = { [unowned self] bytes in self.received(bytes) }
         tcp.onDrain = { [unowned self] in self.drained() }
         tcp.onClose = { [unowned self] _ in self.server.connectionClosed(self) }
+        tcp.onEOF = { [unowned self] in self.peerFinishedSending() }
         tcp.setNoDelay(true)
         queue(Wire.hello(server: GameServer.serverName, game: hub.name, version: hub.durable.version))
         tcp.startReading()
@@ -63,43 +68,48 @@ final class ClientConnection {
             guard !isClosing else { return }
             switch line {
             case .tooLong:
-                answerNow(nil, ProtocolError(.lineTooLong, "Line longer than \(server.config.limits.maxLineBytes) bytes"))
+                accept(.refusal(nil, ProtocolError(.lineTooLong, "Line longer than \(server.config.limits.maxLineBytes) bytes")))
             case .line(let bytes):
-                handle(line: bytes)
+                accept(incoming(line: bytes))
             }
         }
         pauseReadingIfBusy()
     }
 
-    private func handle(line: [UInt8]) {
+    private func incoming(line: [UInt8]) -> Incoming {
         let json: JSONValue
         do {
             json = try JSONParser.parse(line, maxDepth: server.config.limits.maxJSONDepth)
         } catch {
-            return answerNow(nil, ProtocolError(.badJSON, "Not a JSON object: \(error)"))
+            return .refusal(nil, ProtocolError(.badJSON, "Not a JSON object: \(error)"))
         }
         switch RequestDecoder.decode(json) {
         case .failure(let failure):
-            answerNow(failure.id, failure.error)
+            return .refusal(failure.id, failure.error)
         case .success(let request):
             // Parsed first so that even a refusal for speed carries the request's id.
             guard takeToken() else {
-                return answerNow(request.id, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
+                return .refusal(request.id, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
             }
-            if !waiting.isEmpty || (!isMutation(request) && hasUnansweredSlots) {
-                waiting.append(request)
-            } else {
-                dispatch(request)
-            }
+            return .request(request)
         }
     }
 
-    private func isMutation(_ request: Request) -> Bool {
-        if case .mutation = request.operation { return true }
-        return false
+    /// Every line joins the queue in arrival order, refusals included, so replies
+    /// leave in request order whatever finishes first.
+    private func accept(_ line: Incoming) {
+        waiting.append(line)
+        pump()
     }
 
-    private var hasUnansweredSlots: Bool { !slots.isEmpty }
+    /// Mutations pipeline. A read waits for every earlier reply, so it sees the
+    /// connection's own changes; and while a claim is unanswered everything waits,
+    /// because the claim may change who this connection is.
+    private func mustWait(_ line: Incoming) -> Bool {
+        guard case .request(let request) = line, !slots.isEmpty else { return false }
+        if case .mutation = request.operation { return !claimSlots.isEmpty }
+        return true
+    }
 
     /// Owed a reply: such a connection is waiting on the server, not idle.
     var hasRequestsInFlight: Bool { !slots.isEmpty || !waiting.isEmpty }
@@ -114,54 +124,79 @@ final class ClientConnection {
         return true
     }
 
-    private func dispatch(_ request: Request) {
-        let target = ReplyTarget(connection: self, slot: firstSlot + slots.count)
-        slots.append(nil)
-        server.handle(request, from: self, target: target)
-    }
-
-    /// A refusal that needs no game work still keeps its place in the reply order.
-    private func answerNow(_ id: RequestID?, _ error: ProtocolError) {
-        let target = ReplyTarget(connection: self, slot: firstSlot + slots.count)
-        slots.append(nil)
-        target.error(id, error)
+    /// Gives the line its place in the reply order and starts it.
+    private func start(_ line: Incoming) {
+        switch line {
+        case .refusal(let id, let error):
+            slots.append(Slot(bytes: Wire.error(id: id, error), error: error.code))
+        case .request(let request):
+            let slot = firstSlot + slots.count
+            slots.append(Slot())
+            if case .claim = request.operation { claimSlots.insert(slot) }
+            server.handle(request, from: self, target: ReplyTarget(connection: self, slot: slot))
+        }
     }
 
     // MARK: Replies
 
-    /// Fills a reply slot and sends every reply that is now next in order.
+    /// Fills a reply slot; whatever is now next in order goes out.
     func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) {
         let index = slot - firstSlot
         guard !isClosing, index >= 0, index < slots.count else { return }
-        slots[index] = bytes
-        // Bad lines in a row end the connection; any `ok` reply resets the count.
-        if let error {
-            if error.isBadLine { badLines += 1 }
-        } else {
-            badLines = 0
-        }
-        var sent = 0
-        while sent < slots.count, let ready = slots[sent] {
-            queue(ready)
-            sent += 1
-        }
-        if sent > 0 {
-            slots.removeFirst(sent)
-            firstSlot += sent
-        }
-        if badLines >= server.config.limits.maxBadLines { return sayGoodbye(.tooManyErrors) }
-        guard slots.isEmpty, !waiting.isEmpty, !isClosing else { return }
-        let held = waiting
-        waiting = []
-        for (index, request) in held.enumerated() {
-            if isMutation(request) || slots.isEmpty {
-                dispatch(request)
-            } else {
-                waiting = Array(held[index...])
-                break
+        slots[index] = Slot(bytes: bytes, error: error)
+        claimSlots.remove(slot)
+        pump()
+    }
+
+    /// Sends ready replies in order and starts held lines that may now start, until
+    /// neither makes progress. Re-entrant calls (a request answered while it is being
+    /// started) return at once: the outer loop picks their work up.
+    private func pump() {
+        guard !isPumping else { return }
+        isPumping = true
+        defer { isPumping = false }
+        var progress = true
+        while progress && !isClosing {
+            progress = false
+            var sent = 0
+            while sent < slots.count, let bytes = slots[sent].bytes {
+                queue(bytes)
+                // Bad lines in a row, counted in the order the client sees them; `ok` resets.
+                if let error = slots[sent].error {
+                    if error.isBadLine { badLines += 1 }
+                } else {
+                    badLines = 0
+                }
+                sent += 1
+                if badLines >= server.config.limits.maxBadLines { break }
+            }
+            if sent > 0 {
+                slots.removeFirst(sent)
+                firstSlot += sent
+                progress = true
+            }
+            if badLines >= server.config.limits.maxBadLines { return sayGoodbye(.tooManyErrors) }
+            while !isClosing, let next = waiting.first, !mustWait(next) {
+                _ = waiting.popFirst()
+                start(next)
+                progress = true
             }
         }
+        hangUpIfPeerIsDone()
         resumeReadingIfIdle()
+    }
+
+    /// The peer half-closed: it still gets every reply it is owed, then the connection closes.
+    private func peerFinishedSending() {
+        peerFinished = true
+        hangUpIfPeerIsDone()
+    }
+
+    private func hangUpIfPeerIsDone() {
+        guard peerFinished, !isClosing, slots.isEmpty, waiting.isEmpty else { return }
+        flush()
+        isClosing = true
+        tcp.closeAfterFlush()
     }
 
     // MARK: Sign-in and subscriptions
@@ -169,7 +204,8 @@ final class ClientConnection {
     func signIn(_ identity: Identity, hub: GameHub) {
         // A claim can commit after its connection went away: nobody to sign in.
         guard !isClosed else { return }
-        if hub !== self.hub || self.identity != identity {
+        // Another token of the same character keeps the subscription: the view is the same.
+        if hub !== self.hub || self.identity?.viewer != identity.viewer {
             self.hub.leave(self)
             subscribed = false
         }
@@ -194,7 +230,8 @@ final class ClientConnection {
     /// A push to a subscriber; past the queued-bytes bound it holds patches until the socket drains.
     func push(_ bytes: [UInt8], version: Int) {
         guard subscribed, !isClosing else { return }
-        if queuedBytes + bytes.count > server.config.limits.maxQueuedBytes {
+        // The bound is on backlog: a patch bigger than the bound still goes to an idle socket.
+        if queuedBytes > 0 && queuedBytes + bytes.count > server.config.limits.maxQueuedBytes {
             isHoldingPatches = true
             return
         }
@@ -270,4 +307,17 @@ final class ClientConnection {
         isClosing = true
         hub.leave(self)
     }
+}
+
+/// One line of input, in the order it arrived.
+private enum Incoming {
+    case request(Request)
+    /// Refused before it reached the game (bad JSON, bad request, too fast, too long).
+    case refusal(RequestID?, ProtocolError)
+}
+
+/// A place in the reply order; `bytes` is nil until the reply is ready.
+private struct Slot {
+    var bytes: [UInt8]?
+    var error: ErrorCode?
 }

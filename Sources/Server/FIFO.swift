@@ -6,6 +6,7 @@ struct FIFO<Element> {
     private var head = 0
 
     var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
     var first: Element? { isEmpty ? nil : storage[head] }
     /// The queued elements, front first.
     var elements: ArraySlice<Element> { storage[head...] }

@@ -117,13 +117,12 @@ final class GameHub {
         for event in events { speculative.apply(event) }
         let result = makeResult?(speculative) ?? mutationResult(command, events: events, after: speculative)
         nextSeq += 1
-        let entry = PendingCommand(seq: nextSeq, request: request, events: events,
-                                   versionAfter: events.isEmpty ? nil : speculative.version, result: result,
-                                   target: target, key: events.isEmpty ? nil : key, fingerprint: fingerprint, onCommitted: onCommitted)
-        if events.isEmpty {
+        let entry = PendingCommand(seq: nextSeq, request: request, events: events, versionAfter: speculative.version,
+                                   result: result, target: target, key: key, fingerprint: fingerprint, onCommitted: onCommitted)
+        if !entry.isWritten {
             // Nothing to write; the answer reflects the speculative state, so it still
             // waits behind the commands before it.
-            if pending.isEmpty { return finish(entry, version: durable.version) }
+            if pending.isEmpty { return finish(entry, version: entry.versionAfter) }
             pending.append(entry)
             return
         }
@@ -171,7 +170,7 @@ final class GameHub {
 
     /// The writer's answer for one command, on the loop thread.
     func completed(seq: UInt64, result: AppendResult) {
-        guard let head = pending.elements.first(where: { !$0.events.isEmpty }), head.seq == seq else {
+        guard let head = pending.elements.first(where: \.isWritten), head.seq == seq else {
             // A command dropped after an earlier failure: it was decided on a state
             // that never became durable, so the compare-and-set must have refused it.
             if case .committed = result {
@@ -239,19 +238,18 @@ final class GameHub {
         for connection in actors.values { deliver(patches, to: connection) }
         for entry in done {
             entry.onCommitted?(durable)
-            finish(entry, version: entry.versionAfter ?? durable.version)
+            finish(entry, version: entry.versionAfter)
         }
         // Barriers now at the head reflect durable state too.
-        while let head = pending.first, head.events.isEmpty {
+        while let head = pending.first, !head.isWritten {
             _ = pending.popFirst()
-            finish(head, version: durable.version)
+            finish(head, version: head.versionAfter)
         }
         for connection in actors.values { connection.flush() }
         for (id, connection) in subscribers where actors[id] == nil { deliver(patches, to: connection) }
 
         if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
         forgetOldKeys()
-        if !hasPending { server.hubBecameIdle() }
     }
 
     private func finish(_ entry: PendingCommand, version: Int) {
@@ -364,13 +362,17 @@ struct PendingCommand {
     let seq: UInt64
     let request: Request
     let events: [Event]
-    /// The game version once its events are in; nil for a command that changed nothing.
-    let versionAfter: Int?
+    /// The game version its reply names: after its events, or the version it was decided at.
+    let versionAfter: Int
     let result: JSONValue
     let target: ReplyTarget
     let key: IdempotencyKey?
     let fingerprint: String
     let onCommitted: ((GameState) -> Void)?
+
+    /// Goes to the log: it has events, or an idempotency key whose `ok` reply must be
+    /// remembered even though nothing changed (a retry must replay it, not re-decide).
+    var isWritten: Bool { !events.isEmpty || key != nil }
 }
 
 extension Event {

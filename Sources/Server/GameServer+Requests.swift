@@ -62,8 +62,7 @@ extension GameServer {
             target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
         case .subscribe(let since):
             let start = connection.subscribe(since: since)
-            target.ok(request.id, version: version, result: .object(["mode": .string(start.mode)]))
-            connection.queue(start.push)
+            target.ok(request.id, version: version, result: .object(["mode": .string(start.mode)]), then: start.push)
         case .unsubscribe:
             connection.unsubscribe()
             target.ok(request.id, version: version, result: .object([:]))

@@ -182,10 +182,6 @@ public final class GameServer {
         if shuttingDown { finishShutdownIfIdle() }
     }
 
-    func hubBecameIdle() {
-        if shuttingDown { finishShutdownIfIdle() }
-    }
-
     // MARK: Shutdown
 
     /// Stop accepting and reading; finish the commands in flight; then `bye` to everyone.

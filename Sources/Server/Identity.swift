@@ -36,8 +36,9 @@ struct ReplyTarget {
     let connection: ClientConnection
     let slot: Int
 
-    func ok(_ id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false) {
-        connection.fill(slot: slot, with: Wire.reply(id: id, version: version, result: result, replayed: replayed), error: nil)
+    /// `then` goes out right after the reply, in the same place of the order (a subscribe's first push).
+    func ok(_ id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false, then push: [UInt8] = []) {
+        connection.fill(slot: slot, with: Wire.reply(id: id, version: version, result: result, replayed: replayed) + push, error: nil)
     }
 
     func error(_ id: RequestID?, _ error: ProtocolError, version: Int? = nil) {

@@ -32,6 +32,10 @@ public final class TCPConnection: HandleOwner {
     public var onClose: ((UVError?) -> Void)?
     /// Runs when `queuedWriteBytes` returns to 0 after a write completes successfully.
     public var onDrain: (() -> Void)?
+    /// When set, the peer's EOF (it will send nothing more) is reported here and the
+    /// connection stays open for writing: an owner that still owes replies closes it
+    /// itself, with `closeAfterFlush`, once they are written. Loop thread.
+    public var onEOF: (() -> Void)?
     /// Bytes handed to `write` whose write callback has not run yet.
     public private(set) var queuedWriteBytes = 0
     /// The peer's address, e.g. "127.0.0.1:53122" or "[::1]:53122".
@@ -101,7 +105,13 @@ public final class TCPConnection: HandleOwner {
         } else if count == Int(UV_EOF.rawValue) {
             // The peer will send nothing more; deliver what we still owe it, then hang up.
             stopReading()
-            if queuedWriteBytes == 0 { closeNow(error: nil) } else { closeAfterFlush() }
+            if let onEOF {
+                onEOF()
+            } else if queuedWriteBytes == 0 {
+                closeNow(error: nil)
+            } else {
+                closeAfterFlush()
+            }
         } else if count < 0 {
             closeNow(error: UVError(code: Int32(count), operation: "read from \(peerDescription)"))
         }
