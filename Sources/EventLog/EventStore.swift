@@ -40,7 +40,7 @@ public final class EventStore {
         }
         if options.checkIntegrity { try checkIntegrity() }
         try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
-        try connection.execute("PRAGMA wal_autocheckpoint=0")
+        connection.installWALHook()
         try migrate()
     }
 

@@ -35,10 +35,17 @@ final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
+    }
+
+    /// Counts WAL pages after each commit, for `checkpointIfNeeded`. Installing it also turns
+    /// SQLite's automatic checkpoint off (which would land inside a commit); and since
+    /// `PRAGMA wal_autocheckpoint` replaces any hook, call this after every such pragma.
+    func installWALHook() {
+        guard let handle else { return }
         // The hook runs on the committing thread (the one thread using this connection), inside
         // sqlite3_step of COMMIT; the context is `walState`, owned by self and alive until close().
         let context = Unmanaged.passUnretained(walState).toOpaque()
-        sqlite3_wal_hook(db, { context, _, _, pages in
+        sqlite3_wal_hook(handle, { context, _, _, pages in
             guard let context else { return SQLITE_OK }
             Unmanaged<WALState>.fromOpaque(context).takeUnretainedValue().pages = pages
             return SQLITE_OK
