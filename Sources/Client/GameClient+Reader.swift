@@ -144,6 +144,11 @@ extension GameClient {
             let reply = try syncRequest(connection, request)
             if reply["ok"]?.boolValue != true {
                 let message = reply["error"]?["message"]?.stringValue ?? "sign-in refused"
+                // Only a refused identity is a lost session; anything else (a busy or
+                // shutting-down server) is a reason to try this reconnect again later.
+                guard reply["error"]?["code"]?.stringValue == "unauthenticated" else {
+                    throw ClientError.protocolViolation("sign-in not possible right now: \(message)")
+                }
                 locked { savedCredentials = nil }
                 emit([.sessionLost(reason: message)])
             }
@@ -176,7 +181,8 @@ extension GameClient {
         reportLine(line, true)
         try connection.sendLine(line)
         while true {
-            guard let bytes = try connection.readLine(timeoutMilliseconds: options.connectTimeoutMilliseconds) else {
+            // A reply may take a while (rebuilding an old view for `subscribe since`): the request timeout, not the connect one.
+            guard let bytes = try connection.readLine(timeoutMilliseconds: Int(options.requestTimeout * 1000)) else {
                 throw ClientError.protocolViolation("the server closed the connection")
             }
             if let reply = try handleLine(bytes, awaiting: id) { return reply }
@@ -196,17 +202,22 @@ extension GameClient {
         }
         guard let id = message["id"]?.intValue else { return nil }
         if id == awaiting { return message }
-        resolve(id: id, message)
+        if resolve(id: id, message) {
+            // The resubscribe that cures a gap was refused: ask again, or the mirror would stay frozen.
+            submit("subscribe", [:], awaited: false)
+        }
         return nil
     }
 
-    func resolve(id: Int, _ message: JSONValue) {
+    /// Returns true when the refused request was the reader's own resubscribe after a gap.
+    @discardableResult
+    func resolve(id: Int, _ message: JSONValue) -> Bool {
         state.lock()
         defer {
             state.broadcast()
             state.unlock()
         }
-        guard let entry = pending[id], entry.outcome == nil else { return }
+        guard let entry = pending[id], entry.outcome == nil else { return false }
         if message["ok"]?.boolValue == true {
             let result = message["result"] ?? .object([:])
             entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
@@ -229,6 +240,7 @@ extension GameClient {
                 message: error?["message"]?.stringValue ?? "refused")))
         }
         if !entry.awaited { pending[id] = nil }
+        return entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true
     }
 
     func handlePush(_ message: JSONValue) throws {

@@ -1,0 +1,40 @@
+import Client
+import Foundation
+import JSON
+import Testing
+
+/// After a gap the client asks for a snapshot; if the server refuses that request for a
+/// moment, the client must ask again rather than leave the mirror frozen.
+@Suite struct ResubscribeTests {
+    @Test func aRefusedResubscribeIsAskedAgainUntilASnapshotArrives() throws {
+        final class Counter: @unchecked Sendable {
+            let lock = NSLock()
+            var subscribes = 0
+            func next() -> Int { lock.lock(); defer { lock.unlock() }; subscribes += 1; return subscribes }
+        }
+        let counter = Counter()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch counter.next() {
+            case 1:  // the first subscribe, then a patch that does not chain: a gap
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
+                        ["push": "patch", "from": 3, "to": 4, "ops": []]]
+            case 2:  // the cure is refused once
+                return [["id": id, "ok": false, "error": ["code": "rate_limited", "message": "slow down"]]]
+            default:
+                return [["id": id, "ok": true, "version": 5, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 5, "state": ["game": ["points": 50]]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.subscribe()
+        #expect(client.waitForMirror(atLeast: 5, timeout: 10), "the mirror stayed at \(client.version)")
+        #expect(client.version == 5)
+        #expect(client.view?["game"]?["points"] == 50)
+    }
+}
