@@ -239,7 +239,7 @@ extension GameClient {
                 op: entry.op, code: error?["code"]?.stringValue ?? "internal",
                 message: error?["message"]?.stringValue ?? "refused")))
         }
-        if !entry.awaited { pending[id] = nil }
+        if !entry.awaited || entry.abandoned { pending[id] = nil }
         return entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true
     }
 

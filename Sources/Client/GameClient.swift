@@ -159,7 +159,13 @@ public final class GameClient: @unchecked Sendable {
             if readerDone { entry.outcome = .failure(.closed); break }
             if !state.wait(until: deadline) { break }
         }
-        pending[entry.id] = nil
+        if entry.outcome == nil && MutationOps.all.contains(entry.op) {
+            // It may have committed: keep it, so a reconnect still re-sends it with its key and
+            // the server replays rather than applies it twice. Nobody waits for it any more.
+            entry.abandoned = true
+        } else {
+            pending[entry.id] = nil
+        }
         let outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
         state.unlock()
         return try outcome.get()
@@ -219,6 +225,9 @@ final class PendingState: @unchecked Sendable {
     let line: String
     /// False for the reader's own requests: dropped with their connection, nobody waits.
     let awaited: Bool
+    /// Its caller stopped waiting (timeout) but it may have committed: still re-sent on a
+    /// reconnect, removed once its reply arrives.
+    var abandoned = false
     var sentGeneration = -1
     var outcome: Result<Reply, ClientError>?
 
