@@ -204,7 +204,7 @@ extension GameClient {
         if id == awaiting { return message }
         if resolve(id: id, message) {
             // The resubscribe that cures a gap was refused: ask again, or the mirror would stay frozen.
-            submit("subscribe", [:], awaited: false)
+            resubscribeInBackground()
         }
         return nil
     }
@@ -290,8 +290,16 @@ extension GameClient {
         state.broadcast()
         state.unlock()
         // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
-        if resubscribe { submit("subscribe", [:], awaited: false) }
+        if resubscribe { resubscribeInBackground() }
         emit(events)
+    }
+
+    /// Sends the reader's own `subscribe` from another thread: the reader must never wait for
+    /// the write lock, since a sender holding it may be blocked on a socket that only drains
+    /// while the reader keeps reading.
+    func resubscribeInBackground() {
+        let client = self
+        Thread.detachNewThread { client.submit("subscribe", [:], awaited: false) }
     }
 
     func emit(_ events: [ClientEvent]) {
