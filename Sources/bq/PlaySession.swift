@@ -143,10 +143,16 @@ final class PlaySession: @unchecked Sendable {
         guard mode == .interactive else { return true }
         if let view = current { say(view.home()) }
         guard !json else { return true }
+        // The last view the person was told about: a fresh snapshot (after a gap, or after the
+        // server held patches back) is announced as the changes since then, like a patch.
+        let shown = ShownView(client.view)
         client.onEvent { [terminal, style, weak self] event in
+            let before = shown.view
             switch event {
-            case .patch(_, _, _, let old, let view):
-                let lines = PlayView(json: view, style: style).changes(from: PlayView(json: old, style: style))
+            case .patch(_, _, _, _, let view), .snapshot(_, let view):
+                shown.view = view
+                guard let before else { return }
+                let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
                 if lines.isEmpty { return }
                 if Terminal.stdinIsTerminal { terminal.line() }
                 for line in lines { terminal.line(line) }
@@ -317,4 +323,11 @@ final class PlaySession: @unchecked Sendable {
         lines.append("  quit")
         return lines
     }
+}
+
+/// The view last announced to the person; touched only on the client's reader thread.
+private final class ShownView: @unchecked Sendable {
+    var view: JSONValue?
+
+    init(_ view: JSONValue?) { self.view = view }
 }
