@@ -1,0 +1,28 @@
+import Foundation
+import JSON
+import Server
+import Testing
+
+/// docs/configuration.md and config/server.json must not drift from the settings the server
+/// really reads: every setting is documented, and the shipped file is one the loader accepts.
+@Suite struct ConfigDocsMoreTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func everySettingIsDocumentedWithItsEnvironmentVariable() throws {
+        let doc = try String(contentsOf: Self.root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        for setting in ConfigLoader.settings {
+            #expect(doc.contains("| `\(setting.key)` | `\(setting.environment)`"), "docs/configuration.md lacks \(setting.key)")
+        }
+    }
+
+    @Test func theShippedConfigFileLoadsAndUnknownKeysAreRefused() throws {
+        let path = Self.root.appendingPathComponent("config/server.json").path
+        let json = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        var config = ServerConfig()
+        try ConfigLoader.apply(file: json, path: path, to: &config)
+        #expect(config.port == 4747 && config.synchronous == .full)
+        var other = ServerConfig()
+        #expect(throws: ConfigError.self) { try ConfigLoader.apply(file: ["prot": 1], path: "x.json", to: &other) }
+        #expect(throws: ConfigError.self) { try ConfigLoader.apply(environment: ["BQ_PORT": "many"], to: &other) }
+    }
+}
