@@ -242,7 +242,7 @@ final class ClientConnection {
     private func drained() {
         if isHoldingPatches, subscribed, let identity, !isClosing {
             isHoldingPatches = false
-            queue(hub.resnapshot(self, viewer: identity.viewer))
+            queue(hub.snapshot(for: identity.viewer))
             sentVersion = hub.durable.version
         }
         resumeReadingIfIdle()

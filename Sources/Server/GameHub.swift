@@ -71,11 +71,11 @@ final class GameHub {
         if let since, since >= 1, since <= version, let old = server.rebuildView(game: name, at: since, for: viewer) {
             return ("patch", Wire.patch(from: since, to: version, ops: JSONPatch.diff(old, current)))
         }
-        return ("snapshot", Wire.snapshot(version: version, state: current))
+        return ("snapshot", snapshot(for: viewer))
     }
 
-    /// A subscriber that fell behind gets one fresh snapshot once its socket drained.
-    func resnapshot(_ connection: ClientConnection, viewer: Viewer) -> [UInt8] {
+    /// The viewer's current view as a `snapshot` push (a new subscriber, or one that fell behind).
+    func snapshot(for viewer: Viewer) -> [UInt8] {
         Wire.snapshot(version: durable.version, state: currentView(for: viewer))
     }
 
@@ -148,7 +148,7 @@ final class GameHub {
 
     /// Hands a decided command to the writer; `speculative` already includes its events.
     private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) throws {
-        let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: entry.request.idem) }
+        let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: key?.key) }
         var records: [IdempotencyRecord] = []
         if let key {
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,

@@ -93,10 +93,8 @@ extension GameServer {
                        connection: ClientConnection, target: ReplyTarget) {
         let token = Secrets.newToken()
         let hash = Secrets.hash(token)
-        // A claim's token is new each time, so a claim is never replayed from an idempotency key.
-        var unkeyed = request
-        unkeyed.idem = nil
-        hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: unkeyed, identity: nil, target: target,
+        // No identity yet, so no idempotency key applies: each claim mints a new token.
+        hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: request, identity: nil, target: target,
                    onCommitted: { [unowned connection] _ in connection.signIn(.character(character, tokenHash: hash), hub: hub) },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),
