@@ -66,7 +66,10 @@ final class BenchConnection: BenchSocket {
 }
 
 /// Per-game bookkeeping that turns reply versions and patch arrivals into delivery latencies.
-struct GameDelivery {
+/// A class, mutated in place: as a struct copied out of the array and written back, every
+/// commit copied the whole (growing) map, and that quadratic cost landed on the driver's CPU,
+/// which shares the machine with the server it measures.
+final class GameDelivery {
     /// Send time of the mutation that produced each version (from its reply).
     var sentAtByVersion: [Int: UInt64] = [:]
     /// Patch arrivals for versions whose reply has not come back yet.
@@ -78,7 +81,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
     let tokens: [[String: String]]
     /// Birthday connections waiting for their next turn (closed loop), with the time it comes.
     private var parked: [(BenchConnection, UInt64)] = []
-    private var delivery: [GameDelivery]
+    private let delivery: [GameDelivery]
 
     /// Called once when warm-up ends and the measured window starts.
     var onWarmupEnd: (() -> Void)?
@@ -88,7 +91,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
     /// `tokens[g][character]` signs characters in to game `g` (empty in echo mode).
     init(shape: LoadShape, tokens: [[String: String]]) throws {
         self.tokens = tokens
-        delivery = Array(repeating: GameDelivery(), count: shape.games.count)
+        delivery = shape.games.map { _ in GameDelivery() }
         try super.init(shape: shape)
         var perGame = Array(repeating: 0, count: shape.games.count)
         for index in 0..<shape.connections {
@@ -216,7 +219,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
             guard let from = BenchLineScan.intValue(after: Self.fromKey, in: line, limit: 40),
                   let to = BenchLineScan.intValue(after: Self.toKey, in: line, limit: 60), to > from else { return }
             if phase == .measuring || phase == .draining { result.patchesReceived += 1 }
-            var game = delivery[connection.game]
+            let game = delivery[connection.game]
             for version in (from + 1)...to {
                 if let sentAt = game.sentAtByVersion[version] {
                     recordDelivery(sentAt: sentAt, now: now)
@@ -224,7 +227,6 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
                     game.waiting[version, default: []].append(now)
                 }
             }
-            delivery[connection.game] = game
         case "snapshot":
             if phase != .setup { result.snapshotsReceived += 1 }
         case "bye":
@@ -282,14 +284,13 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
 
     private func noteCommitted(game index: Int, version: Int, sentAt: UInt64) {
         guard shape.subscribersPerGame > 0 else { return }
-        var game = delivery[index]
+        let game = delivery[index]
         if game.sentAtByVersion[version] == nil {
             game.sentAtByVersion[version] = sentAt
             if let arrivals = game.waiting.removeValue(forKey: version) {
                 for arrival in arrivals { recordDelivery(sentAt: sentAt, now: arrival) }
             }
         }
-        delivery[index] = game
     }
 }
 
