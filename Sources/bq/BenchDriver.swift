@@ -82,6 +82,9 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
     /// Birthday connections waiting for their next turn (closed loop), with the time it comes.
     private var parked: [(BenchConnection, UInt64)] = []
     private let delivery: [GameDelivery]
+    /// In every idempotency key: a second run against the same server must commit, not replay
+    /// the first run's replies.
+    private let runTag = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
     /// Called once when warm-up ends and the measured window starts.
     var onWarmupEnd: (() -> Void)?
@@ -175,7 +178,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
         let id = connection.nextID
         connection.nextID += 1
         connection.sequence += 1
-        let idem = "b\(connection.index)-\(id)"
+        let idem = "b\(runTag)-\(connection.index)-\(id)"
         switch connection.actor {
         case .admin, .organizer:
             connection.queue(#"{"id":\#(id),"op":"adjust_points","delta":1,"reason":"bench","idem":"\#(idem)"}"#)
@@ -249,11 +252,13 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
         }
         let inWindow = isInWindow(now)
         if ok {
-            if !shape.echo, let version = BenchLineScan.intValue(after: Self.versionKey, in: line, limit: 48),
-               BenchLineScan.find(Self.replayedKey, in: line, limit: 80) == nil {
+            let replayed = !shape.echo && BenchLineScan.find(Self.replayedKey, in: line, limit: 80) != nil
+            if !shape.echo, !replayed, let version = BenchLineScan.intValue(after: Self.versionKey, in: line, limit: 48) {
                 noteCommitted(game: connection.game, version: version, sentAt: request.sentAt)
             }
-            if inWindow {
+            if replayed {
+                if inWindow { result.replayed += 1 }
+            } else if inWindow {
                 result.acknowledged += 1
                 latencies.recordAck(sentAt: request.sentAt, now: now)
                 if let limit = shape.stopAfterAcknowledged, result.acknowledged >= limit { measureEnd = now }

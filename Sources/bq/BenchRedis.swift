@@ -66,6 +66,9 @@ final class RedisConnection: BenchSocket {
 final class RedisDriver: BenchDriverBase<RedisConnection> {
     let sha: String
     private var clientCPUStart = 0.0
+    /// In every idempotency key and reward id: a second run against the same Redis must commit
+    /// new unlocks, not replay the first run's.
+    private let runTag = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
     init(shape: LoadShape, sha: String) throws {
         self.sha = sha
@@ -114,7 +117,7 @@ final class RedisDriver: BenchDriverBase<RedisConnection> {
         // adjustments: both sides measure committed changes, not refusals.
         connection.outbox += RESP.command([
             "EVALSHA", sha, "5", "\(game):idem", "\(game):balance", "\(game):unlocked", "\(game):timeline", "\(game):version",
-            "k\(connection.index)-\(id)", "r\(connection.index)-\(id)", "1", "\(game):channel", String(sentAt),
+            "k\(runTag)-\(connection.index)-\(id)", "r\(runTag)-\(connection.index)-\(id)", "1", "\(game):channel", String(sentAt),
         ])
         noteMutation(connection, sentAt: sentAt)
     }

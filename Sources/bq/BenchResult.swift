@@ -14,6 +14,10 @@ struct LoadResult: Encodable {
 
     /// Mutations answered `ok` (durable) inside the window.
     var acknowledged = 0
+    /// Mutations answered `ok` with `replayed: true`: their key had been used before, so nothing
+    /// new committed. Not counted as acknowledged (keys carry a per-run tag, so this stays 0
+    /// unless something is wrong).
+    var replayed = 0
     /// Mutations refused by a game rule (already_completed, ...) inside the window.
     var refusals = 0
     var refusalCodes: [String: Int] = [:]
@@ -46,7 +50,7 @@ struct LoadResult: Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case target, mode, games, connections, depth, subscribersPerGame, offeredRate, synchronous, windowSeconds
-        case acknowledged, refusals, refusalCodes, errors, errorCodes, sent, notSent, unansweredAtEnd
+        case acknowledged, replayed, refusals, refusalCodes, errors, errorCodes, sent, notSent, unansweredAtEnd
         case ackP50Ms, ackP99Ms, ackP999Ms, ackMaxMs, deliverySamples, deliveryP50Ms, deliveryP99Ms, deliveryMaxMs
         case patchesReceived, snapshotsReceived, serverCPUSeconds, serverPeakRSSMiB, serverRSSMiB
         case serverStartupSeconds, clientCPUSeconds
@@ -65,6 +69,7 @@ struct LoadResult: Encodable {
         try c.encodeIfPresent(synchronous, forKey: .synchronous)
         try c.encode(windowSeconds, forKey: .windowSeconds)
         try c.encode(acknowledged, forKey: .acknowledged)
+        try c.encode(replayed, forKey: .replayed)
         try c.encode(refusals, forKey: .refusals)
         try c.encode(refusalCodes, forKey: .refusalCodes)
         try c.encode(errors, forKey: .errors)
@@ -126,6 +131,7 @@ struct LoadResult: Encodable {
             ("patch delivery p50/p99", "\(ms(deliveryP50Ms)) / \(ms(deliveryP99Ms)) (\(deliverySamples) samples, max \(ms(deliveryMaxMs)))"),
             ("patches / snapshots received", "\(patchesReceived) / \(snapshotsReceived)"),
         ]
+        if replayed > 0 { rows.append(("replayed (not counted)", "\(replayed)")) }
         if notSent > 0 { rows.append(("not sent (backlog)", "\(notSent)")) }
         if unansweredAtEnd > 0 { rows.append(("unanswered at end", "\(unansweredAtEnd)")) }
         if let serverCPUSeconds {
