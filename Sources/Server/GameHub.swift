@@ -94,11 +94,10 @@ final class GameHub {
                 guard record.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
                 let result = (try? JSONParser.parse(Array(record.reply.utf8))) ?? .object([:])
                 return target.ok(request.id, version: Int(record.version), result: result, replayed: true)
-            case .pending(let first, var waiters):
-                guard first == fingerprint else { return target.error(request.id, mismatch(request)) }
+            case .pending(let first):
+                guard first.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
                 // The first copy is on its way to disk: answer this one with its reply.
-                waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
-                idempotency[key] = .pending(fingerprint: first, waiters: waiters)
+                first.waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
                 return
             }
         }
@@ -126,7 +125,7 @@ final class GameHub {
             pending.append(entry)
             return
         }
-        if let key { idempotency[key] = .pending(fingerprint: fingerprint, waiters: []) }
+        if let key { idempotency[key] = .pending(entry) }
         do {
             try write(entry, expected: expected, key: key)
         } catch {
@@ -152,8 +151,7 @@ final class GameHub {
         var records: [IdempotencyRecord] = []
         if let key {
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
-                                             reply: entry.result.serialized(sortedKeys: true),
-                                             version: Int64(expected + entry.events.count)))
+                                             reply: entry.storedReply, version: Int64(expected + entry.events.count)))
         }
         var snapshot: Snapshot?
         if speculative.version - lastSnapshotVersion >= server.config.snapshotEvery {
@@ -207,9 +205,9 @@ final class GameHub {
         lastSnapshotVersion = min(lastSnapshotVersion, durable.version)
         var retry: [Waiter] = []
         for entry in failed {
-            if let key = entry.key, case .pending(_, let waiters)? = idempotency[key] {
+            if let key = entry.key {
                 idempotency[key] = nil
-                retry += waiters
+                retry += entry.waiters
             }
             entry.target.error(entry.request.id, error)
         }
@@ -231,9 +229,7 @@ final class GameHub {
         var actors: [ObjectIdentifier: ClientConnection] = [:]
         for entry in done {
             actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
-            if let key = entry.key, case .pending(_, let waiters)? = idempotency[key] {
-                for waiter in waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
-            }
+            for waiter in entry.waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
         }
         for connection in actors.values { deliver(patches, to: connection) }
         for entry in done {
@@ -254,11 +250,10 @@ final class GameHub {
 
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
-        guard let key = entry.key, case .pending(_, let waiters)? = idempotency[key] else { return }
-        let record = IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
-                                       reply: entry.result.serialized(sortedKeys: true), version: Int64(version))
-        remember(record)
-        for waiter in waiters {
+        guard let key = entry.key else { return }
+        remember(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
+                                   reply: entry.storedReply, version: Int64(version)))
+        for waiter in entry.waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
         }
     }
@@ -348,7 +343,8 @@ struct IdempotencyKey: Hashable {
 
 enum IdempotencyEntry {
     case done(IdempotencyRecord)
-    case pending(fingerprint: String, waiters: [Waiter])
+    /// On its way to disk; copies of the request that arrive meanwhile wait on the command.
+    case pending(PendingCommand)
 }
 
 struct Waiter {
@@ -358,7 +354,10 @@ struct Waiter {
     let target: ReplyTarget
 }
 
-struct PendingCommand {
+/// A class, not a struct: it sits in the pending queue, the idempotency map and the turn's
+/// commit list at once, and copying a dozen reference-counted fields at every step showed up
+/// in profiles. Loop thread only.
+final class PendingCommand {
     let seq: UInt64
     let request: Request
     let events: [Event]
@@ -369,6 +368,25 @@ struct PendingCommand {
     let key: IdempotencyKey?
     let fingerprint: String
     let onCommitted: ((GameState) -> Void)?
+    /// Copies of a keyed request that arrived while this one was on its way to disk.
+    var waiters: [Waiter] = []
+
+    init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
+         key: IdempotencyKey?, fingerprint: String, onCommitted: ((GameState) -> Void)?) {
+        self.seq = seq
+        self.request = request
+        self.events = events
+        self.versionAfter = versionAfter
+        self.result = result
+        self.target = target
+        self.key = key
+        self.fingerprint = fingerprint
+        self.onCommitted = onCommitted
+    }
+
+    /// The reply's `result` as the idempotency record stores it, serialized once for the log and
+    /// the in-memory record alike.
+    private(set) lazy var storedReply: String = result.serialized(sortedKeys: true)
 
     /// Goes to the log: it has events, or an idempotency key whose `ok` reply must be
     /// remembered even though nothing changed (a retry must replay it, not re-decide).
