@@ -69,13 +69,26 @@ extension EventStore {
 
     /// Inserts the request's rows at versions `expected + 1 ...`; returns the version after.
     private func write(_ request: AppendRequest) throws(StorageError) -> Int64 {
+        let after = request.expected + Int64(request.events.count)
+        // The command's record rides on its last event when it names that event's key and
+        // version; anything else (a command without events, a record for another version or
+        // key) gets a row of its own.
+        var separate = request.idempotency[...]
+        var attached: IdempotencyRecord?
+        if let last = request.events.last, let index = separate.firstIndex(where: {
+            $0.version == after && $0.key == last.idempotencyKey
+        }) {
+            attached = separate[index]
+            separate.remove(at: index)
+        }
         let insertEvent = try connection.statement("""
-            INSERT INTO events(game, version, type, actor, at, idem, payload)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO events(game, version, type, actor, at, idem, payload, idem_identity, idem_fingerprint, idem_reply)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             """)
         var version = request.expected
         for event in request.events {
             version += 1
+            let record = version == after ? attached : nil
             try insertEvent.bind(1, request.game)
             try insertEvent.bind(2, version)
             try insertEvent.bind(3, event.type)
@@ -83,14 +96,17 @@ extension EventStore {
             try insertEvent.bind(5, event.at)
             try insertEvent.bind(6, event.idempotencyKey)
             try insertEvent.bind(7, event.payload)
+            try insertEvent.bind(8, record?.identity)
+            try insertEvent.bind(9, record?.fingerprint)
+            try insertEvent.bind(10, record?.reply)
             try insertEvent.run()
         }
-        if !request.idempotency.isEmpty {
+        if !separate.isEmpty {
             let insertRecord = try connection.statement("""
                 INSERT INTO idempotency(game, identity, key, fingerprint, reply, version)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                 """)
-            for record in request.idempotency {
+            for record in separate {
                 try insertRecord.bind(1, request.game)
                 try insertRecord.bind(2, record.identity)
                 try insertRecord.bind(3, record.key)

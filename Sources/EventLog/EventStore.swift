@@ -153,11 +153,19 @@ public final class EventStore {
     }
 
     /// The game's idempotency records for versions after `afterVersion`, in commit order (to
-    /// rebuild an in-memory map).
+    /// rebuild an in-memory map): those carried by events, and those with a row of their own.
+    /// A command's record on its event comes before a record written later at the same version
+    /// (a keyed command that changed nothing).
     public func idempotencyRecords(game: String, afterVersion: Int64 = 0) throws(StorageError) -> [IdempotencyRecord] {
         let statement = try connection.statement("""
-            SELECT identity, key, fingerprint, reply, version FROM idempotency
-            WHERE game = ?1 AND version > ?2 ORDER BY seq
+            SELECT identity, key, fingerprint, reply, version FROM (
+                SELECT idem_identity AS identity, idem AS key, idem_fingerprint AS fingerprint,
+                       idem_reply AS reply, version, 0 AS source, seq
+                FROM events WHERE game = ?1 AND version > ?2 AND idem_fingerprint IS NOT NULL
+                UNION ALL
+                SELECT identity, key, fingerprint, reply, version, 1 AS source, seq
+                FROM idempotency WHERE game = ?1 AND version > ?2
+            ) ORDER BY version, source, seq
             """)
         defer { statement.reset() }
         try statement.bind(1, game)

@@ -1,0 +1,74 @@
+import Testing
+@testable import EventLog
+
+@Suite struct SchemaMigrationTests {
+    private let oldRecord = IdempotencyRecord(identity: "alice", key: "k1", fingerprint: "fp-1",
+                                              reply: #"{"points":1}"#, version: 2)
+
+    /// A database as schema 1 left it: the log keyed by (game, version), every record in its own table.
+    private func makeSchemaOneDatabase(at path: String) throws {
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        defer { connection.close() }
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute(Schema.migrations[0])
+        try connection.execute("PRAGMA user_version=1")
+        try connection.execute("""
+            INSERT INTO events(game, version, type, actor, at, idem, payload) VALUES
+                ('g', 1, 'tick', 'p', 10, NULL, '{"n":1}'),
+                ('h', 1, 'tick', 'p', 11, NULL, '{"n":2}'),
+                ('g', 2, 'tick', 'p', 12, 'k1', '{"n":3}');
+            INSERT INTO idempotency(game, identity, key, fingerprint, reply, version)
+                VALUES ('g', 'alice', 'k1', 'fp-1', '{"points":1}', 2);
+            """)
+    }
+
+    @Test func aSchemaOneLogKeepsItsEventsAndRecordsAndGoesOnAppending() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            try makeSchemaOneDatabase(at: path)
+
+            let store = try EventStore(path: path)
+            defer { store.close() }
+            #expect(try store.games() == ["g", "h"])
+            #expect(try store.version(game: "g") == 2)
+            #expect(try store.allEvents("g").map(\.payload) == [#"{"n":1}"#, #"{"n":3}"#])
+            #expect(try store.allEvents("g").last?.idempotencyKey == "k1")
+            #expect(try store.allEvents("h").map(\.version) == [1])
+            #expect(try store.idempotencyRecords(game: "g") == [oldRecord])
+
+            let newRecord = IdempotencyRecord(identity: "bob", key: "k2", fingerprint: "fp-2", reply: "{}", version: 3)
+            let append = AppendRequest(game: "g", expected: 2, events: [event(4, key: "k2")], idempotency: [newRecord])
+            #expect(store.append(append) == .committed(version: 3))
+            #expect(try store.idempotencyRecords(game: "g") == [oldRecord, newRecord])
+            // The compare-and-set still holds on the migrated table.
+            #expect(store.append(request("g", expected: 2)) == .conflict(expected: 2, actual: 3))
+        }
+    }
+
+    @Test func aRecordRidesOnItsCommandsLastEventAndOthersKeepARowOfTheirOwn() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let store = try EventStore(path: path)
+            let onEvent = IdempotencyRecord(identity: "alice", key: "k1", fingerprint: "a", reply: #"{"n":1}"#, version: 2)
+            // A keyed command that changed nothing, recorded at the version it was decided at.
+            let withoutEvents = IdempotencyRecord(identity: "bob", key: "k2", fingerprint: "b", reply: "{}", version: 2)
+            // A record whose key is not its event's.
+            let otherKey = IdempotencyRecord(identity: "carol", key: "k3", fingerprint: "c", reply: "{}", version: 3)
+            #expect(store.append(AppendRequest(game: "g", expected: 0, events: [event(1, key: "k1"), event(2, key: "k1")],
+                                               idempotency: [onEvent])) == .committed(version: 2))
+            #expect(store.append(AppendRequest(game: "g", expected: 2, events: [], idempotency: [withoutEvents]))
+                == .committed(version: 2))
+            #expect(store.append(AppendRequest(game: "g", expected: 2, events: [event(3)], idempotency: [otherKey]))
+                == .committed(version: 3))
+            #expect(try store.idempotencyRecords(game: "g") == [onEvent, withoutEvents, otherKey])
+            #expect(try store.idempotencyRecords(game: "g", afterVersion: 2) == [otherKey])
+            store.close()
+
+            let check = try SQLiteConnection(path: path, readOnly: true)
+            defer { check.close() }
+            #expect(try check.integer("SELECT count(*) FROM idempotency") == 2)
+            #expect(try check.integer("SELECT count(*) FROM events WHERE idem_fingerprint IS NOT NULL") == 1)
+            #expect(try check.integer("SELECT version FROM events WHERE idem_fingerprint IS NOT NULL") == 2)
+        }
+    }
+}
