@@ -205,6 +205,9 @@ public final class EventStore {
         return snapshots
     }
 
+    /// Pages in the WAL as of this connection's latest commit (or checkpoint).
+    var walPages: Int { connection.walPages }
+
     /// Checkpoints the WAL into the database once it holds more than `walCheckpointPages` pages.
     /// Call between transactions (the writer does, between batches). A failed checkpoint is
     /// harmless (the WAL keeps the data) and is retried on the next call.

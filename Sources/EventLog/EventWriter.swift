@@ -8,8 +8,16 @@ import Foundation
 /// `submit` may be called from any thread. Completions run on the writer thread, in submission
 /// order, after the transaction holding their request has committed (durably, with
 /// `synchronous=FULL`) or failed. Keep them short: the next batch waits for them.
+///
+/// Checkpoints run on a second thread (`BackgroundCheckpointer`) once the WAL holds more than
+/// `walCheckpointPages`; only past `walHardLimitFactor` times that does the writer checkpoint
+/// between two batches itself, to let SQLite start the WAL over.
 public final class EventWriter: Sendable {
+    /// How far past `walCheckpointPages` the WAL may grow before the writer checkpoints itself.
+    static let walHardLimitFactor = 4
+
     private let queue: WriterQueue
+    private let checkpointer: BackgroundCheckpointer
     /// The most requests one transaction takes.
     public let maxBatchRequests: Int
 
@@ -18,13 +26,20 @@ public final class EventWriter: Sendable {
     public init(path: String, options: StoreOptions = .init(), maxBatchRequests: Int = 1024) throws(StorageError) {
         precondition(maxBatchRequests >= 1, "maxBatchRequests must be at least 1")
         let store = try EventStore(path: path, options: options)
+        do {
+            checkpointer = try BackgroundCheckpointer(path: path, options: options)
+        } catch {
+            store.close()
+            throw error
+        }
         self.maxBatchRequests = maxBatchRequests
         queue = WriterQueue()
         let handover = StoreHandover(store: store)
         let queue = self.queue
         let limit = maxBatchRequests
+        let checkpointer = self.checkpointer
         let thread = Thread {
-            Self.run(store: handover.take(), queue: queue, maxBatchRequests: limit)
+            Self.run(store: handover.take(), queue: queue, checkpointer: checkpointer, maxBatchRequests: limit)
         }
         thread.name = "bq-event-writer"
         thread.start()
@@ -66,9 +81,11 @@ public final class EventWriter: Sendable {
     /// has finished. Idempotent; safe from any thread except the writer thread itself.
     public func shutdown() {
         queue.stopAndWait()
+        checkpointer.stop()
     }
 
-    private static func run(store: EventStore, queue: WriterQueue, maxBatchRequests: Int) {
+    private static func run(store: EventStore, queue: WriterQueue, checkpointer: BackgroundCheckpointer,
+                            maxBatchRequests: Int) {
         var requests: [AppendRequest] = []
         var completions: [@Sendable (AppendResult) -> Void] = []
         while let jobs = queue.takeAll(max: maxBatchRequests) {
@@ -83,7 +100,12 @@ public final class EventWriter: Sendable {
                 }
             }
             flush(store, &requests, &completions)
-            store.checkpointIfNeeded()
+            let threshold = store.options.walCheckpointPages
+            if store.walPages > threshold * walHardLimitFactor {
+                store.checkpointIfNeeded()
+            } else if store.walPages > threshold {
+                checkpointer.request()
+            }
         }
         // Closed before signalling the end, so a reopen right after shutdown() finds no lock.
         store.close()

@@ -23,3 +23,39 @@ import Testing
         }
     }
 }
+
+/// Through the writer, checkpoints run on their own thread; the writer steps in only past the
+/// hard limit, which is what lets SQLite start the WAL over while commits keep coming.
+@Suite struct WriterCheckpointTests {
+    @Test func theWALStaysBoundedUnderContinuousCommitsThroughTheWriter() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/wal.db"
+            let threshold = 10
+            let writer = try EventWriter(path: path, options: StoreOptions(walCheckpointPages: threshold))
+            let commits = 400
+            let payload = String(repeating: "x", count: 2_000)
+            let done = DispatchSemaphore(value: 0)
+            let failures = Locked<[String]>([])
+            var largestWAL = 0
+            for version in 0..<commits {
+                let event = NewEvent(type: "t", actor: "a", at: 1, payload: payload)
+                // One request at a time: a commit per request, never a quiet moment in between.
+                writer.submit(AppendRequest(game: "g", expected: Int64(version), events: [event])) { result in
+                    if result != .committed(version: Int64(version + 1)) { failures.withLock { $0.append("\(version): \(result)") } }
+                    done.signal()
+                }
+                try #require(done.wait(timeout: .now() + 30) == .success)
+                let size = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+                largestWAL = max(largestWAL, size)
+            }
+            writer.shutdown()
+            #expect(failures.withLock { $0 } == [])
+            // 400 commits of 2 KB without checkpoints leave a WAL of several MiB; the hard limit
+            // is 4 x 10 pages, plus what one commit adds.
+            #expect(largestWAL < 1 << 20, "the WAL grew to \(largestWAL) bytes")
+            let store = try EventStore(path: path)
+            defer { store.close() }
+            #expect(try store.allEvents("g").count == commits)
+        }
+    }
+}

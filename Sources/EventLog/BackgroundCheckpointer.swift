@@ -1,0 +1,106 @@
+import CSQLite3
+import Foundation
+
+/// Copies the WAL into the database on a thread and connection of its own, so that a commit
+/// does not wait behind a checkpoint's page copies and its sync of the database file (tens of
+/// milliseconds every few hundred commits, which set the writer's p99).
+///
+/// A passive checkpoint never blocks the writer, but while the writer keeps committing it can
+/// never catch up with the WAL's end, and SQLite only starts the WAL over once a checkpoint has
+/// copied every frame. So the writer still finishes the job itself when the WAL grows past a
+/// hard limit (`EventWriter` does): by then this thread has copied nearly everything, and the
+/// writer's checkpoint is short.
+///
+/// Threads: `request()` and `stop()` may be called from any thread; the connection is used only
+/// on the checkpointer's own thread (and closed there).
+final class BackgroundCheckpointer: Sendable {
+    private let state: CheckpointerState
+
+    /// Opens the second connection on the calling thread, so errors are thrown here.
+    init(path: String, options: StoreOptions) throws(StorageError) {
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        connection.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
+        do {
+            // A checkpoint syncs the files as its connection's setting says: as hard as the writer.
+            try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
+        } catch {
+            connection.close()
+            throw error
+        }
+        state = CheckpointerState()
+        let handover = ConnectionHandover(connection)
+        let state = self.state
+        let thread = Thread { Self.run(handover.take(), state) }
+        thread.name = "bq-checkpointer"
+        thread.start()
+    }
+
+    /// Asks for a checkpoint; requests made while one runs fold into one more pass.
+    func request() { state.request() }
+
+    /// Finishes the pass in progress, closes the connection, and waits for the thread to end.
+    /// Idempotent.
+    func stop() { state.stopAndWait() }
+
+    private static func run(_ connection: SQLiteConnection, _ state: CheckpointerState) {
+        while state.waitForRequest() {
+            // Failure is harmless: the frames stay in the WAL for the next pass (or the writer's).
+            try? connection.checkpoint()
+        }
+        connection.close()
+        state.markFinished()
+    }
+}
+
+/// The checkpointer's flags, guarded by one condition variable.
+private final class CheckpointerState: @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var requested = false
+    private var stopping = false
+    private var finished = false
+
+    func request() {
+        condition.lock()
+        requested = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Blocks until asked; false once stopping.
+    func waitForRequest() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !requested && !stopping { condition.wait() }
+        requested = false
+        return !stopping
+    }
+
+    func stopAndWait() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopping = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+    }
+
+    func markFinished() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Moves the connection from the opening thread to the checkpointer's thread exactly once.
+private final class ConnectionHandover: @unchecked Sendable {
+    private var connection: SQLiteConnection?
+
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+
+    func take() -> SQLiteConnection {
+        guard let connection else { preconditionFailure("the connection was handed over twice") }
+        self.connection = nil
+        return connection
+    }
+}
