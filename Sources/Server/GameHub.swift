@@ -269,7 +269,11 @@ final class GameHub {
         let oldest = durable.version - server.config.idempotencyWindow
         while idempotencyOrderStart < idempotencyOrder.count, idempotencyOrder[idempotencyOrderStart].version <= oldest {
             let key = idempotencyOrder[idempotencyOrderStart].key
-            if case .done(let record)? = idempotency[key], Int(record.version) <= oldest { idempotency[key] = nil }
+            // One hash lookup: remove, and put back in the (never seen) case that it is not the
+            // entry this order slot remembers.
+            if let removed = idempotency.removeValue(forKey: key) {
+                if case .done(let record) = removed, Int(record.version) <= oldest {} else { idempotency[key] = removed }
+            }
             idempotencyOrderStart += 1
         }
         if idempotencyOrderStart > 4_096 && idempotencyOrderStart * 2 > idempotencyOrder.count {

@@ -172,11 +172,14 @@ public final class GameServer {
     }
 
     private func drainCompletions() {
-        var touched: [String: GameHub] = [:]
+        var touched: [ObjectIdentifier: GameHub] = [:]
+        var last: GameHub?
         for item in inbox.takeAll() {
-            guard let hub = hubs[item.game] else { continue }
+            // Consecutive completions are often of one game: a string compare spares the lookup.
+            if last?.name != item.game { last = hubs[item.game] }
+            guard let hub = last else { continue }
             hub.completed(seq: item.seq, result: item.result)
-            touched[item.game] = hub
+            touched[ObjectIdentifier(hub)] = hub
         }
         for hub in touched.values { hub.publish() }
         if shuttingDown { finishShutdownIfIdle() }
