@@ -18,11 +18,13 @@ final class BackgroundCheckpointer: Sendable {
 
     /// Opens the second connection on the calling thread, so errors are thrown here.
     init(path: String, options: StoreOptions) throws(StorageError) {
-        let connection = try SQLiteConnection(path: path, readOnly: false)
+        let connection = try SQLiteConnection(path: path, readOnly: options.readOnly)
         connection.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
         do {
             // A checkpoint syncs the files as its connection's setting says: as hard as the writer.
             try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
+            // A connection checkpoints only a WAL it has opened, and opens it on its first read.
+            _ = try connection.integer("SELECT count(*) FROM sqlite_schema")
         } catch {
             connection.close()
             throw error
@@ -42,10 +44,14 @@ final class BackgroundCheckpointer: Sendable {
     /// Idempotent.
     func stop() { state.stopAndWait() }
 
+    /// Waits until at least `count` passes have finished (a test hook); false on timeout.
+    func waitForPasses(_ count: Int, timeout: TimeInterval) -> Bool { state.waitForPasses(count, timeout: timeout) }
+
     private static func run(_ connection: SQLiteConnection, _ state: CheckpointerState) {
         while state.waitForRequest() {
             // Failure is harmless: the frames stay in the WAL for the next pass (or the writer's).
             try? connection.checkpoint()
+            state.passFinished()
         }
         connection.close()
         state.markFinished()
@@ -59,6 +65,7 @@ private final class CheckpointerState: @unchecked Sendable {
     private var requested = false
     private var stopping = false
     private var finished = false
+    private var passes = 0
 
     func request() {
         condition.lock()
@@ -74,6 +81,23 @@ private final class CheckpointerState: @unchecked Sendable {
         while !requested && !stopping { condition.wait() }
         requested = false
         return !stopping
+    }
+
+    func passFinished() {
+        condition.lock()
+        passes += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitForPasses(_ count: Int, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while passes < count {
+            if !condition.wait(until: deadline) { return passes >= count }
+        }
+        return true
     }
 
     func stopAndWait() {

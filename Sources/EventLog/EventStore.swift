@@ -82,6 +82,9 @@ public final class EventStore {
             rollback()
             throw error
         }
+        // A migration that rebuilt a table leaves it all in the WAL; copied now, at start-up,
+        // rather than by the writer's first commit. Best effort: the WAL keeps it meanwhile.
+        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     private func textPragma(_ sql: String) throws(StorageError) -> String {
@@ -209,8 +212,9 @@ public final class EventStore {
     var walPages: Int { connection.walPages }
 
     /// Checkpoints the WAL into the database once it holds more than `walCheckpointPages` pages.
-    /// Call between transactions (the writer does, between batches). A failed checkpoint is
-    /// harmless (the WAL keeps the data) and is retried on the next call.
+    /// Call between transactions (`EventWriter` does, past its soft limit; below it a
+    /// `BackgroundCheckpointer` does the copying). A failed checkpoint is harmless (the WAL
+    /// keeps the data) and is retried on the next call.
     public func checkpointIfNeeded() {
         guard connection.isOpen, connection.walPages > options.walCheckpointPages else { return }
         try? connection.checkpoint()

@@ -10,14 +10,16 @@ import Foundation
 /// `synchronous=FULL`) or failed. Keep them short: the next batch waits for them.
 ///
 /// Checkpoints run on a second thread (`BackgroundCheckpointer`) once the WAL holds more than
-/// `walCheckpointPages`; only past `walHardLimitFactor` times that does the writer checkpoint
-/// between two batches itself, to let SQLite start the WAL over.
+/// `walCheckpointPages`; only past `walSoftLimitFactor` times that does the writer checkpoint
+/// between two batches itself, to let SQLite start the WAL over. (A soft limit: while a
+/// background pass holds SQLite's checkpoint lock, the writer's attempt fails and the WAL
+/// grows until its next one.)
 public final class EventWriter: Sendable {
     /// How far past `walCheckpointPages` the WAL may grow before the writer checkpoints itself.
-    static let walHardLimitFactor = 4
+    static let walSoftLimitFactor = 4
 
     private let queue: WriterQueue
-    private let checkpointer: BackgroundCheckpointer
+    let checkpointer: BackgroundCheckpointer
     /// The most requests one transaction takes.
     public let maxBatchRequests: Int
 
@@ -77,8 +79,9 @@ public final class EventWriter: Sendable {
         _ = queue.enqueue(.perform(body))
     }
 
-    /// Writes everything already queued, closes the connection, and waits until the writer thread
-    /// has finished. Idempotent; safe from any thread except the writer thread itself.
+    /// Writes everything already queued, closes both connections (the writer's and the
+    /// checkpointer's), and waits until both threads have finished. Idempotent; safe from any
+    /// thread except the writer thread itself.
     public func shutdown() {
         queue.stopAndWait()
         checkpointer.stop()
@@ -101,7 +104,7 @@ public final class EventWriter: Sendable {
             }
             flush(store, &requests, &completions)
             let threshold = store.options.walCheckpointPages
-            if store.walPages > threshold * walHardLimitFactor {
+            if store.walPages > threshold * walSoftLimitFactor {
                 store.checkpointIfNeeded()
             } else if store.walPages > threshold {
                 checkpointer.request()

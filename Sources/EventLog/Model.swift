@@ -119,8 +119,10 @@ public struct StoreOptions: Sendable {
     public var synchronous: SyncMode
     /// How long a connection waits for another connection's write lock before failing with SQLITE_BUSY.
     public var busyTimeoutMilliseconds: Int32
-    /// SQLite's automatic checkpoint is off (it would land inside a commit and set the p99);
-    /// `checkpointIfNeeded()` checkpoints once the WAL holds more than this many pages.
+    /// SQLite's automatic checkpoint is off (it would land inside a commit and set the p99).
+    /// Past this many pages in the WAL, `EventWriter` has its checkpointer thread copy the WAL
+    /// into the database, and checkpoints itself between batches only past four times as many;
+    /// a bare store checkpoints in `checkpointIfNeeded()`.
     public var walCheckpointPages: Int
     /// Opens without write access: no schema creation or migration, appends fail.
     public var readOnly: Bool

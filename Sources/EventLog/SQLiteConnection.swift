@@ -117,6 +117,11 @@ final class SQLiteConnection {
         var copied: Int32 = 0
         let rc = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copied)
         guard rc == SQLITE_OK else { throw error(rc, sql: "wal_checkpoint(PASSIVE)") }
+        // -1: this connection has not opened the WAL, so nothing was checkpointed at all.
+        guard logFrames >= 0 else {
+            throw StorageError(code: SQLITE_MISUSE, message: "checkpoint on a connection that has not opened the WAL",
+                               sql: "wal_checkpoint(PASSIVE)")
+        }
         // Once everything is copied the next writer restarts the WAL from its beginning.
         walState.pages = logFrames == copied ? 0 : logFrames
     }

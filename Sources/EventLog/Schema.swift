@@ -36,7 +36,8 @@ enum Schema {
         // 2: the log as one append-only B-tree. Keyed by (game, version), interleaved games
         // inserted into the middle of the tree, splitting and rebalancing leaves: a commit of a
         // few dozen events across four games dirtied about 20 pages, mostly half-empty leaves and
-        // the idempotency index. Now rows go in commit order (seq, the rowid), (game, version)
+        // the idempotency index. Now new rows go in commit order (seq, the rowid; migrated rows
+        // keep (game, version) order), (game, version)
         // is a small unique index, and a command's idempotency record rides on its last event
         // (the idempotency table keeps older records and those of commands without events).
         """

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import EventLog
 
-/// The writer checkpoints between batches instead of SQLite inside a commit; that only
+/// The store checkpoints between transactions instead of SQLite inside a commit; that only
 /// works if the WAL hook that counts pages survives the connection's configuration.
 @Suite struct CheckpointTests {
     @Test func theWALStaysBoundedWhenTheWriterCheckpoints() throws {
@@ -10,13 +10,15 @@ import Testing
             let path = dir + "/wal.db"
             let store = try EventStore(path: path, options: StoreOptions(walCheckpointPages: 10))
             defer { store.close() }
+            var largestCount = 0
             for version in 0..<300 {
                 let event = NewEvent(type: "t", actor: "a", at: 1, payload: String(repeating: "x", count: 2_000))
                 let result = store.append(AppendRequest(game: "g", expected: Int64(version), events: [event]))
                 #expect(result == .committed(version: Int64(version + 1)))
+                largestCount = max(largestCount, store.connection.walPages)
                 store.checkpointIfNeeded()
             }
-            #expect(store.connection.walPages > 0, "the WAL hook never ran")
+            #expect(largestCount > 0, "the WAL hook never ran")
             let walBytes = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
             // 300 commits of 2 KB without checkpoints leave a WAL of several MiB.
             #expect(walBytes < 1 << 20, "the WAL grew to \(walBytes) bytes")
@@ -56,6 +58,50 @@ import Testing
             let store = try EventStore(path: path)
             defer { store.close() }
             #expect(try store.allEvents("g").count == commits)
+        }
+    }
+}
+
+extension WriterCheckpointTests {
+    @Test func theCheckpointerThreadCopiesTheWALSoSQLiteStartsItOverWithoutTheWriter() throws {
+        try withTemporaryDirectory { dir in
+            let threshold = 10
+            let writer = try EventWriter(path: dir + "/wal.db", options: StoreOptions(walCheckpointPages: threshold))
+            defer { writer.shutdown() }
+            let payload = String(repeating: "x", count: 2_000)
+            var version: Int64 = 0
+            func commitOne() throws {
+                let done = DispatchSemaphore(value: 0)
+                let outcome = Locked<AppendResult?>(nil)
+                writer.submit(AppendRequest(game: "g", expected: version, events: [NewEvent(type: "t", actor: "a", at: 1, payload: payload)])) {
+                    result in outcome.withLock { $0 = result }
+                    done.signal()
+                }
+                try #require(done.wait(timeout: .now() + 30) == .success)
+                version += 1
+                #expect(outcome.withLock { $0 } == .committed(version: version))
+            }
+            // Runs on the writer thread after the previous batch and its checkpoint decision;
+            // nil if the writer did not run it in time.
+            func walPages() -> Int? {
+                let done = DispatchSemaphore(value: 0)
+                let pages = Locked(0)
+                writer.perform { store in
+                    pages.withLock { $0 = store.walPages }
+                    done.signal()
+                }
+                guard done.wait(timeout: .now() + 30) == .success else { return nil }
+                return pages.withLock { $0 }
+            }
+
+            while try #require(walPages()) <= threshold { try commitOne() }
+            let grown = try #require(walPages())
+            #expect(grown <= threshold * EventWriter.walSoftLimitFactor, "the writer would have checkpointed itself")
+            // Past the threshold the writer asked for a pass; with no commit in the way it copies everything.
+            #expect(writer.checkpointer.waitForPasses(1, timeout: 30))
+            try commitOne()
+            let after = try #require(walPages())
+            #expect(after < grown, "the WAL was not started over: \(after) pages, \(grown) before")
         }
     }
 }
