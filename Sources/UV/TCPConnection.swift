@@ -131,17 +131,41 @@ public final class TCPConnection: HandleOwner {
     /// writable): the way to send everything a loop turn produced for this connection.
     public func write(gathering chunks: some Collection<[UInt8]>, completion: ((UVError?) -> Void)? = nil) {
         guard state == .open else { return }
-        let total = chunks.reduce(0) { $0 + $1.count }
+        var total = chunks.reduce(0) { $0 + $1.count }
+        // The common case (one chunk, nothing queued ahead, nobody waiting for a callback) goes
+        // straight to the kernel: no copy, no request, no callback. What it does not take is
+        // queued below as usual.
+        var taken = 0
+        if queuedWriteBytes == 0, completion == nil, chunks.count == 1, let only = chunks.first {
+            taken = writeNow(only)
+            if taken == total { return }
+        }
+        total -= taken
         let pending = PendingWrite(connection: self, byteCount: total, completion: completion)
         var offset = 0
         for chunk in chunks {
             chunk.withUnsafeBytes { source in
-                guard let base = source.baseAddress else { return }
-                (pending.bytes + offset).copyMemory(from: base, byteCount: source.count)
+                // `taken` is non-zero only for a single chunk: its tail is what is left to send.
+                let rest = UnsafeRawBufferPointer(rebasing: source[taken...])
+                guard let base = rest.baseAddress else { return }
+                (pending.bytes + offset).copyMemory(from: base, byteCount: rest.count)
+                offset += rest.count
             }
-            offset += chunk.count
         }
         submit(pending)
+    }
+
+    /// `uv_try_write`: how many bytes the kernel took at once (0 when it would block, or on an
+    /// error, which the queued write that follows then reports). libuv reads the buffer only
+    /// during the call, so the array's storage is borrowed just for it.
+    private func writeNow(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { source in
+            guard let base = source.baseAddress else { return 0 }
+            var buffer = uv_buf_init(UnsafeMutableRawPointer(mutating: base).assumingMemoryBound(to: CChar.self),
+                                     UInt32(source.count))
+            let written = uv_try_write(asStream(handle), &buffer, 1)
+            return written > 0 ? Int(written) : 0
+        }
     }
 
     private func submit(_ pending: PendingWrite) {

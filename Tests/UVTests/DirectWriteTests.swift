@@ -1,0 +1,99 @@
+import Dispatch
+import Testing
+import UV
+
+/// A write with nothing queued ahead of it goes straight to the kernel; what the kernel does
+/// not take is queued, in order, behind it.
+@Suite("Direct writes")
+struct DirectWriteTests {
+    @Test("one chunk far larger than the socket buffers: the kernel takes a part, the rest queues, all arrives in order")
+    func aLargeWriteIsSplitBetweenTheKernelAndTheQueue() throws {
+        let loop = try EventLoop()
+        let lineCount = 8_192
+        // 8 MiB in one array, numbered lines so that order and completeness are checkable.
+        var payload: [UInt8] = []
+        for index in 0..<lineCount {
+            payload += Array(String(format: "%07d", index).utf8)
+            payload += [UInt8](repeating: 0x78, count: 1024 - 8) + [0x0A]
+        }
+        let total = payload.count
+        let startReading = DispatchSemaphore(value: 0)
+        let received = Locked<(lines: [String], error: String?)>(([], nil))
+        var queuedRightAfterWrite = -1
+        var drains = 0
+        var server: TCPServer?
+        var wakeup: AsyncWakeup?
+        wakeup = try AsyncWakeup(loop: loop) {
+            wakeup?.close()
+            server?.close()
+        }
+        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+            connection.onDrain = {
+                drains += 1
+                connection.closeAfterFlush()
+            }
+            connection.write(payload)
+            queuedRightAfterWrite = connection.queuedWriteBytes
+            startReading.signal()
+        }
+        let port = try #require(server?.localPort)
+        let notify = try #require(wakeup)
+        onNewThread {
+            do {
+                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
+                startReading.wait()
+                while let line = try socket.readLine(timeoutMilliseconds: 10_000) {
+                    received.withLock { $0.lines.append(String(decoding: line.prefix(7), as: UTF8.self)) }
+                }
+                socket.close()
+            } catch {
+                received.withLock { $0.error = "\(error)" }
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        let result = received.withLock { $0 }
+        #expect(result.error == nil)
+        #expect(queuedRightAfterWrite > 0 && queuedRightAfterWrite < total,
+                "the kernel took part of it at once and the rest was queued (queued \(queuedRightAfterWrite) of \(total))")
+        #expect(result.lines == (0..<lineCount).map { String(format: "%07d", $0) })
+        #expect(drains == 1)
+    }
+
+    @Test("small writes to a reading peer never queue and never call onDrain")
+    func smallWritesGoStraightThrough() throws {
+        let loop = try EventLoop()
+        var queuedAfterWrites: [Int] = []
+        var drains = 0
+        var server: TCPServer?
+        let received = Locked<[String]>([])
+        var wakeup: AsyncWakeup?
+        wakeup = try AsyncWakeup(loop: loop) {
+            wakeup?.close()
+            server?.close()
+        }
+        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+            connection.onDrain = { drains += 1 }
+            for index in 0..<100 {
+                connection.write(Array("line \(index)\n".utf8))
+                queuedAfterWrites.append(connection.queuedWriteBytes)
+            }
+            connection.closeAfterFlush()
+        }
+        let port = try #require(server?.localPort)
+        let notify = try #require(wakeup)
+        onNewThread {
+            if let socket = try? BlockingLineSocket(host: "127.0.0.1", port: port) {
+                while let line = try? socket.readLine(timeoutMilliseconds: 10_000) {
+                    received.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+                }
+                socket.close()
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(received.withLock { $0 } == (0..<100).map { "line \($0)" })
+        #expect(queuedAfterWrites == Array(repeating: 0, count: 100))
+        #expect(drains == 0)
+    }
+}
