@@ -182,6 +182,26 @@ public final class EventStore {
         return records
     }
 
+    /// The reply stored with the idempotency record of (`identity`, `key`) at `version`; nil if
+    /// there is none.
+    public func storedReply(game: String, identity: String, key: String, version: Int64) throws(StorageError) -> String? {
+        let statement = try connection.statement("""
+            SELECT idem_reply FROM events
+            WHERE game = ?1 AND version = ?2 AND idem = ?3 AND idem_identity = ?4
+            UNION ALL
+            SELECT reply FROM idempotency
+            WHERE game = ?1 AND version = ?2 AND key = ?3 AND identity = ?4
+            LIMIT 1
+            """)
+        defer { statement.reset() }
+        try statement.bind(1, game)
+        try statement.bind(2, version)
+        try statement.bind(3, key)
+        try statement.bind(4, identity)
+        guard try statement.step() else { return nil }
+        return statement.string(0)
+    }
+
     /// The newest snapshot at or before `atOrBefore`, if any.
     public func latestSnapshot(game: String, atOrBefore: Int64 = .max) throws(StorageError) -> Snapshot? {
         let statement = try connection.statement("""

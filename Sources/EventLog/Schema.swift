@@ -63,6 +63,13 @@ enum Schema {
         ALTER TABLE events_by_seq RENAME TO events;
         CREATE UNIQUE INDEX events_by_game ON events(game, version);
         """,
+        // 3: the server keeps only a remembered key's digest and version in memory and reads the
+        // reply back from the log when a retry replays it: records are looked up by
+        // (game, version), which also serves loading them at start-up.
+        """
+        CREATE INDEX idempotency_by_version ON idempotency(game, version);
+        DROP INDEX idempotency_by_game;
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

@@ -36,7 +36,10 @@ final class GameHub {
         self.speculative = state
         self.lastSnapshotVersion = lastSnapshotVersion
         self.server = server
-        for record in records { remember(record) }
+        for record in records {
+            remember(IdempotencyKey(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
+                     version: Int(record.version))
+        }
     }
 
     var hasPending: Bool { !pending.isEmpty }
@@ -90,10 +93,9 @@ final class GameHub {
         let fingerprint = key == nil ? "" : Secrets.digest(request.fingerprint)
         if let key, let entry = idempotency[key] {
             switch entry {
-            case .done(let record):
-                guard record.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
-                let result = (try? JSONParser.parse(Array(record.reply.utf8))) ?? .object([:])
-                return target.ok(request.id, version: Int(record.version), result: result, replayed: true)
+            case .done(let remembered, let version):
+                guard remembered == Fingerprint(fingerprint) else { return target.error(request.id, mismatch(request)) }
+                return replay(request, key: key, version: version, target: target)
             case .pending(let first):
                 guard first.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
                 // The first copy is on its way to disk: answer this one with its reply.
@@ -151,7 +153,8 @@ final class GameHub {
         var records: [IdempotencyRecord] = []
         if let key {
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
-                                             reply: entry.storedReply, version: Int64(expected + entry.events.count)))
+                                             reply: entry.result.serialized(sortedKeys: true),
+                                             version: Int64(expected + entry.events.count)))
         }
         var snapshot: Snapshot?
         if speculative.version - lastSnapshotVersion >= server.config.snapshotEvery {
@@ -160,6 +163,17 @@ final class GameHub {
         }
         let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records, snapshot: snapshot)
         server.append(request, game: name, seq: entry.seq)
+    }
+
+    /// A retry of a committed command gets its first answer, read back from the log: memory
+    /// keeps only each key's digest and version, which is what bounds it per remembered key.
+    private func replay(_ request: Request, key: IdempotencyKey, version: Int, target: ReplyTarget) {
+        guard let reply = server.storedReply(game: name, key: key, version: version) else {
+            return target.error(request.id, ProtocolError(.unavailable,
+                "The first answer to this request cannot be read back right now; nothing was committed, try again"))
+        }
+        let result = (try? JSONParser.parse(Array(reply.utf8))) ?? .object([:])
+        target.ok(request.id, version: version, result: result, replayed: true)
     }
 
     private func mismatch(_ request: Request) -> ProtocolError {
@@ -251,17 +265,15 @@ final class GameHub {
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
         guard let key = entry.key else { return }
-        remember(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
-                                   reply: entry.storedReply, version: Int64(version)))
+        remember(key, Fingerprint(entry.fingerprint), version: version)
         for waiter in entry.waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
         }
     }
 
-    private func remember(_ record: IdempotencyRecord) {
-        let key = IdempotencyKey(owner: record.identity, key: record.key)
-        idempotency[key] = .done(record)
-        idempotencyOrder.append((Int(record.version), key))
+    private func remember(_ key: IdempotencyKey, _ fingerprint: Fingerprint, version: Int) {
+        idempotency[key] = .done(fingerprint, version: version)
+        idempotencyOrder.append((version, key))
     }
 
     /// Keys older than the window are forgotten so memory does not grow with the log.
@@ -272,7 +284,7 @@ final class GameHub {
             // One hash lookup: remove, and put back in the (never seen) case that it is not the
             // entry this order slot remembers.
             if let removed = idempotency.removeValue(forKey: key) {
-                if case .done(let record) = removed, Int(record.version) <= oldest {} else { idempotency[key] = removed }
+                if case .done(_, let version) = removed, version <= oldest {} else { idempotency[key] = removed }
             }
             idempotencyOrderStart += 1
         }
@@ -346,7 +358,9 @@ struct IdempotencyKey: Hashable {
 }
 
 enum IdempotencyEntry {
-    case done(IdempotencyRecord)
+    /// Committed: the request's digest, to tell a retry from another request under the same
+    /// key, and the version whose record in the log holds the reply.
+    case done(Fingerprint, version: Int)
     /// On its way to disk; copies of the request that arrive meanwhile wait on the command.
     case pending(PendingCommand)
 }
@@ -387,10 +401,6 @@ final class PendingCommand {
         self.fingerprint = fingerprint
         self.onCommitted = onCommitted
     }
-
-    /// The reply's `result` as the idempotency record stores it, serialized once for the log and
-    /// the in-memory record alike.
-    private(set) lazy var storedReply: String = result.serialized(sortedKeys: true)
 
     /// Goes to the log: it has events, or an idempotency key whose `ok` reply must be
     /// remembered even though nothing changed (a retry must replay it, not re-decide).

@@ -126,6 +126,16 @@ extension GameServer {
         ProtocolError(.notFound, "No game \"\(game ?? config.defaultGame)\" on this server")
     }
 
+    /// The reply of a committed keyed command, from its idempotency record in the log.
+    func storedReply(game: String, key: IdempotencyKey, version: Int) -> String? {
+        do {
+            return try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version))
+        } catch {
+            logger.error("cannot read a stored reply", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
+            return nil
+        }
+    }
+
     /// The view at an earlier version, rebuilt from the newest snapshot at or before it plus the events up to it.
     func rebuildView(game: String, at version: Int, for viewer: Viewer) -> JSONValue? {
         do {

@@ -35,6 +35,7 @@ import Testing
             #expect(try store.allEvents("g").last?.idempotencyKey == "k1")
             #expect(try store.allEvents("h").map(\.version) == [1])
             #expect(try store.idempotencyRecords(game: "g") == [oldRecord])
+            #expect(try store.storedReply(game: "g", identity: "alice", key: "k1", version: 2) == #"{"points":1}"#)
 
             let newRecord = IdempotencyRecord(identity: "bob", key: "k2", fingerprint: "fp-2", reply: "{}", version: 3)
             let append = AppendRequest(game: "g", expected: 2, events: [event(4, key: "k2")], idempotency: [newRecord])
@@ -62,6 +63,12 @@ import Testing
                 == .committed(version: 3))
             #expect(try store.idempotencyRecords(game: "g") == [onEvent, withoutEvents, otherKey])
             #expect(try store.idempotencyRecords(game: "g", afterVersion: 2) == [otherKey])
+            // Replies are read back by owner, key and version, wherever the record lives.
+            #expect(try store.storedReply(game: "g", identity: "alice", key: "k1", version: 2) == #"{"n":1}"#)
+            #expect(try store.storedReply(game: "g", identity: "bob", key: "k2", version: 2) == "{}")
+            #expect(try store.storedReply(game: "g", identity: "bob", key: "k1", version: 2) == nil)
+            #expect(try store.storedReply(game: "g", identity: "alice", key: "k1", version: 1) == nil)
+            #expect(try store.storedReply(game: "h", identity: "alice", key: "k1", version: 2) == nil)
             store.close()
 
             let check = try SQLiteConnection(path: path, readOnly: true)

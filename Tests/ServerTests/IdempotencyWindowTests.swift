@@ -1,0 +1,56 @@
+import Foundation
+import JSON
+import Server
+import Testing
+
+/// Keys are remembered for the game's last `idempotency_window` events, in memory and across a
+/// restart; a retry inside the window replays the first answer (read back from the log), one
+/// outside it is a new request.
+@Suite struct IdempotencyWindowTests {
+    private static let window = 1_000
+
+    private static func configure(_ config: inout ServerConfig) {
+        config.idempotencyWindow = window
+        config.limits.requestsPerSecond = 1_000_000
+    }
+
+    @Test func aKeyInsideTheWindowReplaysAndOneOutsideItCommitsAnew() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        let admin = try first.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let old: [String: JSONValue] = ["delta": 3, "reason": "early bird", "idem": "old"]
+        let oldReply = try admin.ok("adjust_points", old)
+        for index in 0..<Self.window {
+            try admin.ok("adjust_points", ["delta": 1, "reason": .string("filler \(index)")])
+        }
+        let recent: [String: JSONValue] = ["delta": 5, "reason": "late", "idem": "recent"]
+        let recentReply = try admin.ok("adjust_points", recent)
+
+        // In memory: the recent key replays its first answer, read back from the log.
+        let replay = try admin.ok("adjust_points", recent)
+        #expect(replay["replayed"] == true)
+        #expect(replay["version"] == recentReply["version"])
+        #expect(replay["result"] == recentReply["result"])
+        try first.stop()
+
+        let second = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        let admin2 = try second.connect()
+        try admin2.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let helloVersion = admin2.hello["version"]?.intValue
+        let versionAfterRestart = try #require(helloVersion)
+        let replayAfterRestart = try admin2.ok("adjust_points", recent)
+        #expect(replayAfterRestart["replayed"] == true)
+        #expect(replayAfterRestart["result"] == recentReply["result"])
+        #expect(try admin2.ok("ping")["version"]?.intValue == versionAfterRestart, "a replay commits nothing")
+
+        // The old key fell out of the window: the same request is decided again, as new.
+        let again = try admin2.ok("adjust_points", old)
+        #expect(again["replayed"] == nil)
+        #expect(again["version"]?.intValue == versionAfterRestart + 1)
+        #expect(again["version"] != oldReply["version"])
+        // ... and from now on it is remembered again.
+        #expect(try admin2.ok("adjust_points", old)["replayed"] == true)
+    }
+}
