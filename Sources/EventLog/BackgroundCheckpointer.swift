@@ -30,7 +30,7 @@ final class BackgroundCheckpointer: Sendable {
             throw error
         }
         state = CheckpointerState()
-        let handover = ConnectionHandover(connection)
+        let handover = Handover(connection)
         let state = self.state
         let thread = Thread { Self.run(handover.take(), state) }
         thread.name = "bq-checkpointer"
@@ -59,12 +59,9 @@ final class BackgroundCheckpointer: Sendable {
 }
 
 /// The checkpointer's flags, guarded by one condition variable.
-private final class CheckpointerState: @unchecked Sendable {
+private final class CheckpointerState: WorkerThreadState, @unchecked Sendable {
     // Guarded by `condition`.
-    private let condition = NSCondition()
     private var requested = false
-    private var stopping = false
-    private var finished = false
     private var passes = 0
 
     func request() {
@@ -98,33 +95,5 @@ private final class CheckpointerState: @unchecked Sendable {
             if !condition.wait(until: deadline) { return passes >= count }
         }
         return true
-    }
-
-    func stopAndWait() {
-        condition.lock()
-        defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-    }
-
-    func markFinished() {
-        condition.lock()
-        finished = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}
-
-/// Moves the connection from the opening thread to the checkpointer's thread exactly once.
-private final class ConnectionHandover: @unchecked Sendable {
-    private var connection: SQLiteConnection?
-
-    init(_ connection: SQLiteConnection) { self.connection = connection }
-
-    func take() -> SQLiteConnection {
-        guard let connection else { preconditionFailure("the connection was handed over twice") }
-        self.connection = nil
-        return connection
     }
 }

@@ -36,7 +36,7 @@ public final class EventWriter: Sendable {
         }
         self.maxBatchRequests = maxBatchRequests
         queue = WriterQueue()
-        let handover = StoreHandover(store: store)
+        let handover = Handover(store)
         let queue = self.queue
         let limit = maxBatchRequests
         let checkpointer = self.checkpointer
@@ -126,17 +126,14 @@ public final class EventWriter: Sendable {
 }
 
 /// The writer's inbox, guarded by one condition variable.
-private final class WriterQueue: @unchecked Sendable {
+private final class WriterQueue: WorkerThreadState, @unchecked Sendable {
     enum Job {
         case append(AppendRequest, @Sendable (AppendResult) -> Void)
         case perform(@Sendable (EventStore) -> Void)
     }
 
-    // All fields below are guarded by `condition`.
-    private let condition = NSCondition()
+    // Guarded by `condition`.
     private var jobs: [Job] = []
-    private var stopping = false
-    private var finished = false
 
     /// False once stopping: the job was not queued.
     func enqueue(_ job: Job) -> Bool { enqueue([job]) }
@@ -164,34 +161,5 @@ private final class WriterQueue: @unchecked Sendable {
         let taken = Array(jobs.prefix(max))
         jobs.removeFirst(max)
         return taken
-    }
-
-    func stopAndWait() {
-        condition.lock()
-        defer { condition.unlock() }
-        stopping = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-    }
-
-    func markFinished() {
-        condition.lock()
-        defer { condition.unlock() }
-        finished = true
-        condition.broadcast()
-    }
-}
-
-/// Moves the non-Sendable store from the initializing thread to the writer thread exactly once;
-/// the initializer never touches the store after creating this.
-private final class StoreHandover: @unchecked Sendable {
-    private var store: EventStore?
-
-    init(store: EventStore) { self.store = store }
-
-    func take() -> EventStore {
-        guard let store else { preconditionFailure("the store was handed over twice") }
-        self.store = nil
-        return store
     }
 }
