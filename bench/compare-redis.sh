@@ -41,12 +41,12 @@ run() { # name, then the command; keeps the JSON line, shows progress on stderr
 for i in $(seq "$RUNS"); do
   for depth in 1 16; do
     shape=(--games 4 --connections 50 --depth "$depth" --subscribers 2 --duration "$DURATION" --json)
-    run "redis-50x$depth-$i" "$BQ" bench redis --port "$PORT" --script bench/unlock.lua "${shape[@]}"
+    run "redis-50x$depth-$i" "$BQ" bench redis --port "$PORT" --server-pid "$REDIS_PID" --script bench/unlock.lua "${shape[@]}"
     run "bq-50x$depth-$i" "$BQ" bench load --spawn --sync full --durable-only "${shape[@]}"
     run "echo-50x$depth-$i" "$BQ" bench echo "${shape[@]}"
   done
   fan=(--games 1 --connections 1 --subscribers 1000 --rate 100 --duration "$DURATION" --json)
-  run "redis-fanout-$i" "$BQ" bench redis --port "$PORT" --script bench/unlock.lua "${fan[@]}"
+  run "redis-fanout-$i" "$BQ" bench redis --port "$PORT" --server-pid "$REDIS_PID" --script bench/unlock.lua "${fan[@]}"
   run "bq-fanout-$i" "$BQ" bench load --spawn --sync full --durable-only "${fan[@]}"
 done
 if [ "$STARTUP_EVENTS" != 0 ]; then

@@ -27,22 +27,35 @@ def spread(values, fmt):
         return "no data"
     return (fmt % med(values)) + ("  (" + fmt % min(values) + ".." + fmt % max(values) + ")" if len(values) > 1 else "")
 
+def cpu_per_ack(prefix):
+    """Server CPU microseconds per acknowledged mutation, per run (where the CPU was read)."""
+    return [r["serverCPUSeconds"] / r["acknowledged"] * 1e6 for r in runs(prefix)
+            if r.get("serverCPUSeconds") is not None and r.get("acknowledged")]
+
+def rss(prefix):
+    """Peak RSS where known (a spawned bq), else the RSS at the end (Redis, given its PID)."""
+    return [r.get("serverPeakRSSMiB") or r.get("serverRSSMiB") for r in runs(prefix)
+            if (r.get("serverPeakRSSMiB") or r.get("serverRSSMiB")) is not None]
+
 rows = []
 for depth in (1, 16):
     for target in ("bq", "redis", "echo"):
         p = f"{target}-50x{depth}"
         rows.append((f"50x{depth} {target}", spread(figure(p, "acknowledgedPerSecond"), "%.0f"),
                      spread(figure(p, "ackP50Ms"), "%.2f"), spread(figure(p, "ackP99Ms"), "%.2f"),
-                     spread(figure(p, "serverCPUSeconds"), "%.1f"), spread(figure(p, "serverPeakRSSMiB"), "%.0f")))
+                     spread(figure(p, "serverCPUSeconds"), "%.1f"), spread(cpu_per_ack(p), "%.1f"),
+                     spread(rss(p), "%.0f")))
 for target in ("bq", "redis"):
     p = f"{target}-fanout"
     rows.append((f"1000 subs @100/s {target}", spread(figure(p, "acknowledgedPerSecond"), "%.0f"),
                  "delivery p50 " + spread(figure(p, "deliveryP50Ms"), "%.2f"),
-                 "delivery p99 " + spread(figure(p, "deliveryP99Ms"), "%.2f"), "",
-                 spread(figure(p, "serverPeakRSSMiB"), "%.0f")))
-print("%-24s %-26s %-28s %-28s %-12s %s" % ("shape / target", "acked/s med (min..max)", "ack p50 ms", "ack p99 ms", "server CPU s", "peak RSS MiB"))
+                 "delivery p99 " + spread(figure(p, "deliveryP99Ms"), "%.2f"),
+                 spread(figure(p, "serverCPUSeconds"), "%.1f"), "", spread(rss(p), "%.0f")))
+header = ("shape / target", "acked/s med (min..max)", "ack p50 ms", "ack p99 ms", "server CPU s",
+          "CPU us/ack", "RSS MiB")
+print("%-24s %-26s %-28s %-28s %-20s %-20s %s" % header)
 for r in rows:
-    print("%-24s %-26s %-28s %-28s %-12s %s" % r)
+    print("%-24s %-26s %-28s %-28s %-20s %-20s %s" % r)
 
 def paired_ratio(a, b, key, invert=False):
     """Ratio per run index (same run, same machine moment), then the median and range."""

@@ -11,6 +11,8 @@ struct BenchRedis: ParsableCommand {
 
     @OptionGroup var load: LoadOptions
     @Option(help: "The Lua script to load (bench/unlock.lua).") var script = "bench/unlock.lua"
+    @Option(help: "PID of the Redis server, to report its CPU over the window and its RSS (Linux /proc).")
+    var serverPid: Int32?
 
     func run() throws {
         guard let source = FileManager.default.contents(atPath: script) else { throw ValidationError("cannot read \(script)") }
@@ -29,7 +31,11 @@ struct BenchRedis: ParsableCommand {
             _ = try setup.readLine(timeoutMilliseconds: 10_000)
         }
         let driver = try RedisDriver(shape: load.shape(port: load.port, adminKey: "", echo: false), sha: sha)
+        driver.serverPID = serverPid
         var result = try driver.run()
+        if let serverPid {
+            result.serverRSSMiB = ProcStats.statusBytes(pid: serverPid, field: "VmRSS").map { Double($0) / 1_048_576 }
+        }
         result.target = "redis"
         result.games = load.games
         result.connections = load.connections
@@ -105,8 +111,21 @@ final class RedisDriver: BenchDriverBase<RedisConnection> {
     }
 
     // The driver's CPU counts over the measured window only.
-    override func warmupEnded() { clientCPUStart = processCPUSeconds() }
-    override func measureEnded() { result.clientCPUSeconds = processCPUSeconds() - clientCPUStart }
+    /// Redis's PID, when given: its CPU is read over the measured window, like a spawned bq's.
+    var serverPID: Int32?
+    private var serverCPUStart: Double?
+
+    override func warmupEnded() {
+        clientCPUStart = processCPUSeconds()
+        serverCPUStart = serverPID.flatMap { ProcStats.cpuSeconds(pid: $0) }
+    }
+
+    override func measureEnded() {
+        result.clientCPUSeconds = processCPUSeconds() - clientCPUStart
+        if let serverPID, let start = serverCPUStart, let end = ProcStats.cpuSeconds(pid: serverPID) {
+            result.serverCPUSeconds = end - start
+        }
+    }
     override var setupTimeoutMessage: String { "setup did not finish within 60 s" }
 
     override func enqueueMutation(_ connection: RedisConnection, sentAt: UInt64) {
