@@ -1,4 +1,5 @@
 import Foundation
+@testable import EventLog
 import JSON
 import Server
 import Testing
@@ -52,5 +53,23 @@ import Testing
         #expect(again["version"] != oldReply["version"])
         // ... and from now on it is remembered again.
         #expect(try admin2.ok("adjust_points", old)["replayed"] == true)
+    }
+
+    @Test func aRetryWhoseFirstReplyCannotBeReadBackIsUnavailableAndCommitsNothing() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let keyed: [String: JSONValue] = ["delta": 2, "reason": "kept", "idem": "lost-reply"]
+        let first = try admin.ok("adjust_points", keyed)
+
+        // Another connection makes the record unfindable, as a damaged log would.
+        let store = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .off))
+        try store.executeForTesting("UPDATE events SET idem = 'someone-else' WHERE idem = 'lost-reply'")
+        store.close()
+
+        #expect(try admin.refusal("adjust_points", keyed) == "unavailable")
+        #expect(try admin.ok("ping")["version"] == first["version"], "the retry committed nothing")
     }
 }
