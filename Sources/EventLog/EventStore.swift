@@ -13,6 +13,9 @@ public final class EventStore {
     /// other connection has committed since, dropped entirely after a failed transaction.
     var versionCache: [String: Int64] = [:]
     var cachedDataVersion: Int64 = -1
+    /// The file's schema: the current one, except for a read-only store on a file that only
+    /// `bq serve` will migrate (reads then use that schema's tables).
+    private(set) var schemaVersion = Schema.currentVersion
 
     /// Opens (creating if needed) the database at `path`, checks its integrity (`quick_check`) and
     /// migrates its schema. Throws a `StorageError` for an unreadable or corrupt file and for a
@@ -65,9 +68,13 @@ public final class EventStore {
         }
         guard found < known else { return }
         guard !options.readOnly else {
-            throw StorageError(code: SQLITE_READONLY,
-                               message: "database schema version \(found) needs migrating to \(known), "
-                                   + "but the store is read-only")
+            // An older log can still be read (say, `bq verify` on a backup); an empty file cannot.
+            guard found >= 1 else {
+                throw StorageError(code: SQLITE_READONLY,
+                                   message: "the database has no schema yet, and the store is read-only")
+            }
+            schemaVersion = found
+            return
         }
         try connection.execute("BEGIN IMMEDIATE")
         do {
@@ -160,7 +167,11 @@ public final class EventStore {
     /// A command's record on its event comes before a record written later at the same version
     /// (a keyed command that changed nothing).
     public func idempotencyRecords(game: String, afterVersion: Int64 = 0) throws(StorageError) -> [IdempotencyRecord] {
-        let statement = try connection.statement("""
+        // Schema 1 kept every record in the idempotency table.
+        let statement = try connection.statement(schemaVersion < 2 ? """
+            SELECT identity, key, fingerprint, reply, version FROM idempotency
+            WHERE game = ?1 AND version > ?2 ORDER BY version, seq
+            """ : """
             SELECT identity, key, fingerprint, reply, version FROM (
                 SELECT idem_identity AS identity, idem AS key, idem_fingerprint AS fingerprint,
                        idem_reply AS reply, version, 0 AS source, seq
@@ -185,7 +196,9 @@ public final class EventStore {
     /// The reply stored with the idempotency record of (`identity`, `key`) at `version`; nil if
     /// there is none.
     public func storedReply(game: String, identity: String, key: String, version: Int64) throws(StorageError) -> String? {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(schemaVersion < 2 ? """
+            SELECT reply FROM idempotency WHERE game = ?1 AND version = ?2 AND key = ?3 AND identity = ?4
+            """ : """
             SELECT idem_reply FROM events
             WHERE game = ?1 AND version = ?2 AND idem = ?3 AND idem_identity = ?4
             UNION ALL

@@ -230,13 +230,20 @@ final class ClientConnection {
     /// A push to a subscriber; past the queued-bytes bound it holds patches until the socket drains.
     func push(_ bytes: [UInt8], version: Int) {
         guard subscribed, !isClosing else { return }
-        // The bound is on backlog: a patch bigger than the bound still goes to an idle socket.
-        if queuedBytes > 0 && queuedBytes + bytes.count > server.config.limits.maxQueuedBytes {
+        if Self.holdsPatch(backlog: tcp.queuedWriteBytes, gathered: outbound.count, incoming: bytes.count,
+                           limit: server.config.limits.maxQueuedBytes) {
             isHoldingPatches = true
             return
         }
         queue(bytes)
         sentVersion = version
+    }
+
+    /// The bound is on the socket's backlog, and a hold starts only while there is one: only
+    /// then does a drain callback come to end it (a write the kernel takes whole calls nothing
+    /// back). A patch bigger than the bound still goes to an idle socket.
+    static func holdsPatch(backlog: Int, gathered: Int, incoming: Int, limit: Int) -> Bool {
+        backlog > 0 && backlog + gathered + incoming > limit
     }
 
     private func drained() {
@@ -249,8 +256,6 @@ final class ClientConnection {
     }
 
     // MARK: Output
-
-    private var queuedBytes: Int { outbound.count + tcp.queuedWriteBytes }
 
     /// Gathers bytes for this loop turn's single write.
     func queue(_ bytes: [UInt8]) {

@@ -129,7 +129,13 @@ extension GameServer {
     /// The reply of a committed keyed command, from its idempotency record in the log.
     func storedReply(game: String, key: IdempotencyKey, version: Int) -> String? {
         do {
-            return try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version))
+            let reply = try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version))
+            if reply == nil {
+                // Memory says the record was committed; a log without it has been changed under us.
+                logger.critical("a remembered idempotency record is missing from the log",
+                                metadata: ["game": "\(game)", "version": "\(version)"])
+            }
+            return reply
         } catch {
             logger.error("cannot read a stored reply", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
             return nil

@@ -30,7 +30,8 @@ public final class TCPConnection: HandleOwner {
     /// The error is nil for a clean EOF or a requested close. On EOF the connection first
     /// finishes its queued writes (as `closeAfterFlush`), then closes.
     public var onClose: ((UVError?) -> Void)?
-    /// Runs when `queuedWriteBytes` returns to 0 after a write completes successfully.
+    /// Runs when `queuedWriteBytes` returns to 0 after a write completes successfully. A write
+    /// the kernel takes whole at once is never queued, and so never calls this.
     public var onDrain: (() -> Void)?
     /// When set, the peer's EOF (it will send nothing more) is reported here and the
     /// connection stays open for writing: an owner that still owes replies closes it

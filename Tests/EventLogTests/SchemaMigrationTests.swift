@@ -46,6 +46,35 @@ import Testing
         }
     }
 
+    @Test func aReadOnlyStoreReadsASchemaOneLogWithoutMigratingIt() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            try makeSchemaOneDatabase(at: path)
+            do {
+                let reader = try EventStore(path: path, options: StoreOptions(readOnly: true))
+                defer { reader.close() }
+                #expect(try reader.games() == ["g", "h"])
+                #expect(try reader.allEvents("g").map(\.version) == [1, 2])
+                #expect(try reader.idempotencyRecords(game: "g") == [oldRecord])
+                #expect(try reader.storedReply(game: "g", identity: "alice", key: "k1", version: 2) == #"{"points":1}"#)
+                #expect(reader.append(request("g", expected: 2)) != .committed(version: 3))
+            }
+            let check = try SQLiteConnection(path: path, readOnly: true)
+            defer { check.close() }
+            #expect(try check.integer("PRAGMA user_version") == 1, "a read-only open migrates nothing")
+        }
+    }
+
+    @Test func aReadOnlyStoreRefusesAFileWithoutASchema() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/empty.sqlite"
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("PRAGMA journal_mode=WAL")
+            connection.close()
+            #expect(throws: StorageError.self) { try EventStore(path: path, options: StoreOptions(readOnly: true)) }
+        }
+    }
+
     @Test func aRecordRidesOnItsCommandsLastEventAndOthersKeepARowOfTheirOwn() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
