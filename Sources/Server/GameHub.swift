@@ -352,9 +352,28 @@ struct CachedView {
     let view: JSONValue
 }
 
+/// Who used which key. The map holds up to `idempotency_window` of them per game and looks
+/// each one up, inserts, replaces and removes it, and rehashes them all whenever it grows:
+/// hashing the two strings once, here, spares the other times.
 struct IdempotencyKey: Hashable {
     let owner: String
     let key: String
+    private let hash: Int
+
+    init(owner: String, key: String) {
+        self.owner = owner
+        self.key = key
+        var hasher = Hasher()
+        hasher.combine(owner)
+        hasher.combine(key)
+        hash = hasher.finalize()
+    }
+
+    static func == (left: IdempotencyKey, right: IdempotencyKey) -> Bool {
+        left.hash == right.hash && left.owner == right.owner && left.key == right.key
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 enum IdempotencyEntry {
