@@ -281,7 +281,7 @@ final class GameHub {
         let oldest = durable.version - server.config.idempotencyWindow
         while idempotencyOrderStart < idempotencyOrder.count, idempotencyOrder[idempotencyOrderStart].version <= oldest {
             let key = idempotencyOrder[idempotencyOrderStart].key
-            // One hash lookup: remove, and put back in the (never seen) case that it is not the
+            // One map operation: remove, and put back in the (never seen) case that it is not the
             // entry this order slot remembers.
             if let removed = idempotency.removeValue(forKey: key) {
                 if case .done(_, let version) = removed, version <= oldest {} else { idempotency[key] = removed }
