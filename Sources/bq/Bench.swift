@@ -100,19 +100,37 @@ func runLoad(shape: LoadShape, tokens: [[String: String]], server: SpawnedServer
         clientAtEnd = processCPUSeconds()
     }
     var result = try driver.run()
+    result.clientCPUSeconds = clientAtEnd - clientAtStart
+    describeRun(&result, shape: shape, server: server, serverCPU: (cpuAtStart, cpuAtEnd))
+    return result
+}
+
+/// What every load result says about its shape and the server it ran against.
+private func describeRun(_ result: inout LoadResult, shape: LoadShape, server: SpawnedServer?,
+                         serverCPU: (start: Double?, end: Double?)) {
     result.games = shape.games.count
     result.connections = shape.connections
     result.depth = shape.depth
     result.subscribersPerGame = shape.subscribersPerGame
     result.offeredRate = shape.rate
     result.mode = shape.rate == nil ? "closed" : "open"
-    result.clientCPUSeconds = clientAtEnd - clientAtStart
-    if let cpuAtStart, let cpuAtEnd { result.serverCPUSeconds = cpuAtEnd - cpuAtStart }
+    if let start = serverCPU.start, let end = serverCPU.end { result.serverCPUSeconds = end - start }
     if let server {
         result.serverPeakRSSMiB = server.peakRSSBytes.map { Double($0) / 1_048_576 }
         result.serverRSSMiB = server.rssBytes.map { Double($0) / 1_048_576 }
         result.serverStartupSeconds = server.startupSeconds
     }
+}
+
+/// The same measurement through the Client library (`ClientLibraryDriver`).
+func runClientLibraryLoad(shape: LoadShape, tokens: [[String: String]], server: SpawnedServer?) throws -> LoadResult {
+    var cpuAtStart: Double?
+    var cpuAtEnd: Double?
+    var result = try ClientLibraryDriver(shape: shape, tokens: tokens).run { starting in
+        if starting { cpuAtStart = server?.cpuSeconds } else { cpuAtEnd = server?.cpuSeconds }
+    }
+    result.target = "bq (client library)"
+    describeRun(&result, shape: shape, server: server, serverCPU: (cpuAtStart, cpuAtEnd))
     return result
 }
 
@@ -127,6 +145,12 @@ struct BenchLoad: ParsableCommand {
     @Option(help: "Admin key (a spawned server gets this one).") var adminKey = "bench-admin-key"
     @Option(help: "Seed file for a spawned server (default seed/birthdayquest.json).") var seed: String?
     @Option(help: "Data directory for a spawned server (default: a new temporary one, removed after).") var data: String?
+    @Flag(help: "Drive through the Client library (a blocking GameClient per connection, a thread per mutating connection) instead of the one-loop driver; closed loop only.")
+    var clientLibrary = false
+
+    func validate() throws {
+        if clientLibrary, load.rate != nil { throw ValidationError("--client-library drives a closed loop only: drop --rate") }
+    }
 
     func run() throws {
         var server: SpawnedServer?
@@ -144,7 +168,9 @@ struct BenchLoad: ParsableCommand {
         let tokens = try claimCharacters(host: host, port: port, games: load.gameNames)
         var shape = load.shape(port: port, adminKey: adminKey, echo: false)
         shape.host = host
-        var result = try runLoad(shape: shape, tokens: tokens, server: server)
+        var result = clientLibrary
+            ? try runClientLibraryLoad(shape: shape, tokens: tokens, server: server)
+            : try runLoad(shape: shape, tokens: tokens, server: server)
         result.synchronous = spawn ? sync : nil
         print(load.describe(result))
     }

@@ -42,6 +42,19 @@ enum BenchActor: Sendable {
         .birthday("mia"), .friend("priya"), .organizer("sam"), .admin, .friend("theo"), .friend("dani"),
     ]
     static let characters = ["mia", "sam", "priya", "theo", "dani"]
+
+    /// The game and actor of each mutating connection: connections go round the games, and
+    /// each game's take turns through `rotation`.
+    static func mutators(of shape: LoadShape) -> [(game: Int, actor: BenchActor)] {
+        var perGame = Array(repeating: 0, count: shape.games.count)
+        return (0..<shape.connections).map { index in
+            let game = index % shape.games.count
+            var actor = rotation[perGame[game] % rotation.count]
+            if case .birthday = actor, !shape.includeBirthday { actor = .admin }
+            perGame[game] += 1
+            return (game, actor)
+        }
+    }
 }
 
 /// One client connection of the driver. Loop thread only.
@@ -96,12 +109,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
         self.tokens = tokens
         delivery = shape.games.map { _ in GameDelivery() }
         try super.init(shape: shape)
-        var perGame = Array(repeating: 0, count: shape.games.count)
-        for index in 0..<shape.connections {
-            let game = index % shape.games.count
-            var actor = BenchActor.rotation[perGame[game] % BenchActor.rotation.count]
-            if case .birthday = actor, !shape.includeBirthday { actor = .admin }
-            perGame[game] += 1
+        for (index, (game, actor)) in BenchActor.mutators(of: shape).enumerated() {
             let connection = BenchConnection(index: index, game: game, actor: actor, isSubscriber: false)
             connections.append(connection)
             mutators.append(connection)

@@ -1,0 +1,23 @@
+import Foundation
+import JSON
+import Testing
+
+/// `bq bench load` is run on purpose, not by the suite; this only proves that both of its
+/// drivers still work end to end against a spawned server (a tiny shape, no figure judged).
+@Suite struct BenchCommandMoreTests {
+    @Test(arguments: [[], ["--client-library"]])
+    func benchLoadDrivesASpawnedServerAndReportsCommittedMutations(driver: [String]) throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let run = try BQRun.run(["bench", "load", "--spawn", "--seed", Repo.seedPath, "--games", "1", "--connections", "3",
+                                 "--subscribers", "1", "--warmup", "0.2", "--duration", "0.5", "--durable-only", "--json"] + driver,
+                                workingDirectory: dir.path)
+        #expect(run.ending == .exited(0), "\(run.stderr)")
+        let line = try #require(run.stdoutLines.last, "no JSON line: \(run.stdout)")
+        let result = try JSONParser.parse(Array(line.utf8))
+        #expect((result["acknowledged"]?.intValue ?? 0) > 0, "\(line)")
+        #expect(result["errors"] == 0, "\(line)")
+        #expect(result["replayed"] == 0, "\(line)")
+        #expect(result["serverCPUSeconds"] != nil, "\(line)")
+    }
+}
