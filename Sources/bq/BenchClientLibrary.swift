@@ -18,8 +18,7 @@ final class ClientLibraryDriver: @unchecked Sendable {
     private let lock = NSLock()
     private var latencies = LatencyHistograms()
     private var result = LoadResult()
-    private var sentAtByVersion: [[Int: UInt64]]
-    private var arrivalsWaiting: [[Int: [UInt64]]]
+    private let delivery: [GameDelivery]
     private var windowStart = UInt64.max
     private var windowEnd = UInt64.max
     private var stopping = false
@@ -27,8 +26,7 @@ final class ClientLibraryDriver: @unchecked Sendable {
     init(shape: LoadShape, tokens: [[String: String]]) {
         self.shape = shape
         self.tokens = tokens
-        sentAtByVersion = Array(repeating: [:], count: shape.games.count)
-        arrivalsWaiting = Array(repeating: [:], count: shape.games.count)
+        delivery = shape.games.map { _ in GameDelivery() }
     }
 
     /// Connects everyone, measures one window, stops, and sums up. `onWindow` runs at the
@@ -146,11 +144,8 @@ final class ClientLibraryDriver: @unchecked Sendable {
             case .success(let reply) where reply.replayed:
                 if inWindow { result.replayed += 1 }
             case .success(let reply):
-                if let version = reply.version, shape.subscribersPerGame > 0, sentAtByVersion[game][version] == nil {
-                    sentAtByVersion[game][version] = sentAt
-                    for arrival in arrivalsWaiting[game].removeValue(forKey: version) ?? [] {
-                        recordDelivery(sentAt: sentAt, arrival: arrival)
-                    }
+                if let version = reply.version, shape.subscribersPerGame > 0 {
+                    delivery[game].committed(version: version, sentAt: sentAt, sample: recordDelivery)
                 }
                 if inWindow {
                     result.acknowledged += 1
@@ -170,17 +165,10 @@ final class ClientLibraryDriver: @unchecked Sendable {
 
     /// A subscriber's mirror applied the patch (from, to]: one delivery sample per version.
     private func patchArrived(game: Int, from: Int, to: Int) {
-        guard to > from else { return }
         let now = Self.now()
         locked {
             if now >= windowStart && now <= windowEnd { result.patchesReceived += 1 }
-            for version in (from + 1)...to {
-                if let sentAt = sentAtByVersion[game][version] {
-                    recordDelivery(sentAt: sentAt, arrival: now)
-                } else {
-                    arrivalsWaiting[game][version, default: []].append(now)
-                }
-            }
+            delivery[game].arrived(from: from, to: to, at: now, sample: recordDelivery)
         }
     }
 

@@ -82,11 +82,33 @@ final class BenchConnection: BenchSocket {
 /// A class, mutated in place: as a struct copied out of the array and written back, every
 /// commit copied the whole (growing) map, and that quadratic cost landed on the driver's CPU,
 /// which shares the machine with the server it measures.
+/// Not thread-safe: the loop driver uses it on its loop, the client-library driver under its lock.
 final class GameDelivery {
     /// Send time of the mutation that produced each version (from its reply).
-    var sentAtByVersion: [Int: UInt64] = [:]
+    private var sentAtByVersion: [Int: UInt64] = [:]
     /// Patch arrivals for versions whose reply has not come back yet.
-    var waiting: [Int: [UInt64]] = [:]
+    private var waiting: [Int: [UInt64]] = [:]
+
+    /// The reply for `version` came back; `sample(sentAt, arrival)` runs for every patch
+    /// arrival that was waiting for it.
+    func committed(version: Int, sentAt: UInt64, sample: (_ sentAt: UInt64, _ arrival: UInt64) -> Void) {
+        guard sentAtByVersion[version] == nil else { return }
+        sentAtByVersion[version] = sentAt
+        for arrival in waiting.removeValue(forKey: version) ?? [] { sample(sentAt, arrival) }
+    }
+
+    /// A patch covering (from, to] arrived at `now`: one sample per version whose send time is
+    /// known; the others wait for their reply.
+    func arrived(from: Int, to: Int, at now: UInt64, sample: (_ sentAt: UInt64, _ arrival: UInt64) -> Void) {
+        guard to > from else { return }
+        for version in (from + 1)...to {
+            if let sentAt = sentAtByVersion[version] {
+                sample(sentAt, now)
+            } else {
+                waiting[version, default: []].append(now)
+            }
+        }
+    }
 }
 
 /// Drives a bq server (or the echo server) with the game's NDJSON protocol.
@@ -230,14 +252,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
             guard let from = BenchLineScan.intValue(after: Self.fromKey, in: line, limit: 40),
                   let to = BenchLineScan.intValue(after: Self.toKey, in: line, limit: 60), to > from else { return }
             if phase == .measuring || phase == .draining { result.patchesReceived += 1 }
-            let game = delivery[connection.game]
-            for version in (from + 1)...to {
-                if let sentAt = game.sentAtByVersion[version] {
-                    recordDelivery(sentAt: sentAt, now: now)
-                } else {
-                    game.waiting[version, default: []].append(now)
-                }
-            }
+            delivery[connection.game].arrived(from: from, to: to, at: now) { _ = recordDelivery(sentAt: $0, now: $1) }
         case "snapshot":
             if phase != .setup { result.snapshotsReceived += 1 }
         case "bye":
@@ -297,13 +312,7 @@ final class LoadDriver: BenchDriverBase<BenchConnection> {
 
     private func noteCommitted(game index: Int, version: Int, sentAt: UInt64) {
         guard shape.subscribersPerGame > 0 else { return }
-        let game = delivery[index]
-        if game.sentAtByVersion[version] == nil {
-            game.sentAtByVersion[version] = sentAt
-            if let arrivals = game.waiting.removeValue(forKey: version) {
-                for arrival in arrivals { recordDelivery(sentAt: sentAt, now: arrival) }
-            }
-        }
+        delivery[index].committed(version: version, sentAt: sentAt) { _ = recordDelivery(sentAt: $0, now: $1) }
     }
 }
 

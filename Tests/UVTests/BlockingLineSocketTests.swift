@@ -11,13 +11,7 @@ struct BlockingLineSocketTests {
         let loop = try EventLoop()
         let longLine = [UInt8](repeating: 0x7A, count: 1 << 20)
         let outcomes = Locked<[String]>([])
-        var server: TCPServer?
-        var wakeup: AsyncWakeup?
-        wakeup = try AsyncWakeup(loop: loop) {
-            wakeup?.close()
-            server?.close()
-        }
-        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             var received: [UInt8] = []
             connection.onRead = { bytes in
                 received += bytes
@@ -27,8 +21,6 @@ struct BlockingLineSocketTests {
             }
             connection.startReading()
         }
-        let port = try #require(server?.localPort)
-        let notify = try #require(wakeup)
         onNewThread {
             func record(_ outcome: String) { outcomes.withLock { $0.append(outcome) } }
             func describe(_ line: [UInt8]?) -> String {

@@ -21,13 +21,7 @@ struct DirectWriteTests {
         let received = Locked<(lines: [String], error: String?)>(([], nil))
         var queuedRightAfterWrite = -1
         var drains = 0
-        var server: TCPServer?
-        var wakeup: AsyncWakeup?
-        wakeup = try AsyncWakeup(loop: loop) {
-            wakeup?.close()
-            server?.close()
-        }
-        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             connection.onDrain = {
                 drains += 1
                 connection.closeAfterFlush()
@@ -36,8 +30,6 @@ struct DirectWriteTests {
             queuedRightAfterWrite = connection.queuedWriteBytes
             startReading.signal()
         }
-        let port = try #require(server?.localPort)
-        let notify = try #require(wakeup)
         onNewThread {
             do {
                 let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
@@ -65,14 +57,8 @@ struct DirectWriteTests {
         let loop = try EventLoop()
         var queuedAfterWrites: [Int] = []
         var drains = 0
-        var server: TCPServer?
         let received = Locked<[String]>([])
-        var wakeup: AsyncWakeup?
-        wakeup = try AsyncWakeup(loop: loop) {
-            wakeup?.close()
-            server?.close()
-        }
-        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             connection.onDrain = { drains += 1 }
             for index in 0..<100 {
                 connection.write(Array("line \(index)\n".utf8))
@@ -80,8 +66,6 @@ struct DirectWriteTests {
             }
             connection.closeAfterFlush()
         }
-        let port = try #require(server?.localPort)
-        let notify = try #require(wakeup)
         onNewThread {
             if let socket = try? BlockingLineSocket(host: "127.0.0.1", port: port) {
                 while let line = try? socket.readLine(timeoutMilliseconds: 10_000) {

@@ -33,3 +33,18 @@ func lines(count: Int, lineLength: Int) -> [[UInt8]] {
     let line = [UInt8](repeating: 0x78, count: lineLength - 1) + [0x0A]
     return Array(repeating: line, count: count)
 }
+
+/// A loopback server on `loop` that stays open until the peer's side is done: `send()` on the
+/// returned wake-up (from the peer's thread) closes the server and the wake-up itself, so the
+/// loop runs out once the connections have closed too.
+func serverUntilPeerIsDone(_ loop: EventLoop,
+                           onConnection: @escaping (TCPConnection) -> Void) throws -> (port: Int, peerDone: AsyncWakeup) {
+    var server: TCPServer?
+    var wakeup: AsyncWakeup?
+    wakeup = try AsyncWakeup(loop: loop) {
+        wakeup?.close()
+        server?.close()
+    }
+    server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0, onConnection: onConnection)
+    return (try #require(server?.localPort), try #require(wakeup))
+}

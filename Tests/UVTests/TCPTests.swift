@@ -196,14 +196,8 @@ struct TCPTests {
         let peerResult = Locked<(lines: Int, bytes: Int, error: String?)>((0, 0, nil))
         var drains = 0
         var serverConnection: TCPConnection?
-        var server: TCPServer?
         let check = try LoopTimer(loop: loop)
-        var wakeup: AsyncWakeup?
-        wakeup = try AsyncWakeup(loop: loop) {
-            wakeup?.close()
-            server?.close()
-        }
-        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             serverConnection = connection
             connection.onDrain = {
                 drains += 1
@@ -221,8 +215,6 @@ struct TCPTests {
                 startReading.signal()
             }
         }
-        let port = try #require(server?.localPort)
-        let notify = try #require(wakeup)
         onNewThread {
             do {
                 let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
@@ -251,13 +243,7 @@ struct TCPTests {
         let loop = try EventLoop()
         let peerLines = Locked<[String]>([])
         var closeErrors: [UVError?] = []
-        var server: TCPServer?
-        var wakeup: AsyncWakeup?
-        wakeup = try AsyncWakeup(loop: loop) {
-            wakeup?.close()
-            server?.close()
-        }
-        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             connection.onClose = { closeErrors.append($0) }
             for index in 0..<1000 { connection.write(Array("line \(index)\n".utf8)) }
             connection.write(Array("bye\n".utf8))
@@ -266,8 +252,6 @@ struct TCPTests {
             connection.write(Array("too late\n".utf8))
             connection.closeAfterFlush()
         }
-        let port = try #require(server?.localPort)
-        let notify = try #require(wakeup)
         onNewThread {
             do {
                 let socket = try BlockingLineSocket(host: "127.0.0.1", port: port)
