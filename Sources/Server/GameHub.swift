@@ -13,10 +13,7 @@ final class GameHub {
     private(set) var durable: GameState
     private(set) var speculative: GameState
     private var pending = FIFO<PendingCommand>()
-    private var idempotency: [IdempotencyKey: IdempotencyEntry] = [:]
-    /// Remembered keys in commit order, to forget those older than the window.
-    private var idempotencyOrder: [(version: Int, key: IdempotencyKey)] = []
-    private var idempotencyOrderStart = 0
+    private var idempotency = IdempotencyMemory()
     private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
@@ -37,8 +34,8 @@ final class GameHub {
         self.lastSnapshotVersion = lastSnapshotVersion
         self.server = server
         for record in records {
-            remember(IdempotencyKey(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
-                     version: Int(record.version))
+            idempotency.remember(IdempotencyKey(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
+                                 version: Int(record.version))
         }
     }
 
@@ -259,38 +256,16 @@ final class GameHub {
         for (id, connection) in subscribers where actors[id] == nil { deliver(patches, to: connection) }
 
         if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
-        forgetOldKeys()
+        // Keys older than the window are forgotten so memory does not grow with the log.
+        idempotency.forget(through: durable.version - server.config.idempotencyWindow)
     }
 
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
         guard let key = entry.key else { return }
-        remember(key, Fingerprint(entry.fingerprint), version: version)
+        idempotency.remember(key, Fingerprint(entry.fingerprint), version: version)
         for waiter in entry.waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
-        }
-    }
-
-    private func remember(_ key: IdempotencyKey, _ fingerprint: Fingerprint, version: Int) {
-        idempotency[key] = .done(fingerprint, version: version)
-        idempotencyOrder.append((version, key))
-    }
-
-    /// Keys older than the window are forgotten so memory does not grow with the log.
-    private func forgetOldKeys() {
-        let oldest = durable.version - server.config.idempotencyWindow
-        while idempotencyOrderStart < idempotencyOrder.count, idempotencyOrder[idempotencyOrderStart].version <= oldest {
-            let key = idempotencyOrder[idempotencyOrderStart].key
-            // One map operation: remove, and put back in the (never seen) case that it is not the
-            // entry this order slot remembers.
-            if let removed = idempotency.removeValue(forKey: key) {
-                if case .done(_, let version) = removed, version <= oldest {} else { idempotency[key] = removed }
-            }
-            idempotencyOrderStart += 1
-        }
-        if idempotencyOrderStart > 4_096 && idempotencyOrderStart * 2 > idempotencyOrder.count {
-            idempotencyOrder.removeFirst(idempotencyOrderStart)
-            idempotencyOrderStart = 0
         }
     }
 
@@ -350,38 +325,6 @@ struct ViewerPatch {
 struct CachedView {
     let version: Int
     let view: JSONValue
-}
-
-/// Who used which key. The map holds up to `idempotency_window` of them per game and looks
-/// each one up, inserts, replaces and removes it, and rehashes them all whenever it grows:
-/// hashing the two strings once, here, spares the other times.
-struct IdempotencyKey: Hashable {
-    let owner: String
-    let key: String
-    private let hash: Int
-
-    init(owner: String, key: String) {
-        self.owner = owner
-        self.key = key
-        var hasher = Hasher()
-        hasher.combine(owner)
-        hasher.combine(key)
-        hash = hasher.finalize()
-    }
-
-    static func == (left: IdempotencyKey, right: IdempotencyKey) -> Bool {
-        left.hash == right.hash && left.owner == right.owner && left.key == right.key
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-}
-
-enum IdempotencyEntry {
-    /// Committed: the request's digest, to tell a retry from another request under the same
-    /// key, and the version whose record in the log holds the reply.
-    case done(Fingerprint, version: Int)
-    /// On its way to disk; copies of the request that arrive meanwhile wait on the command.
-    case pending(PendingCommand)
 }
 
 struct Waiter {

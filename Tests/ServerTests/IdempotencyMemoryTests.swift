@@ -1,0 +1,68 @@
+@testable import Server
+import SeededRandom
+import Testing
+
+@Suite struct IdempotencyMemoryTests {
+    /// A random run of commits, re-uses and window moves, checked at every step against a plain
+    /// dictionary model: sharding and chunking must change nothing that can be observed.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func matchesAPlainDictionary(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var memory = IdempotencyMemory()
+        var model: [IdempotencyKey: Int] = [:]
+        var version = 0
+        var forgottenThrough = 0
+        // Spans several order chunks, so trimming crosses chunk boundaries many times.
+        for step in 0..<(IdempotencyMemory.chunkSize * 5) {
+            let key = IdempotencyKey(owner: "player-\(random.next() % 5)", key: "k\(random.next() % 30_000)")
+            version += 1 + Int(random.next() % 3)
+            if memory[key] == nil {
+                memory.remember(key, Fingerprint(Secrets.digest("request \(step)")), version: version)
+                model[key] = version
+            }
+            if random.next() % 50 == 0 {
+                forgottenThrough = version - Int(random.next() % 3_000)
+                memory.forget(through: forgottenThrough)
+                model = model.filter { $0.value > forgottenThrough }
+            }
+            if step % 997 == 0 {
+                #expect(memory.count == model.count)
+            }
+            if case .done(_, let remembered)? = memory[key] {
+                #expect(model[key] == remembered)
+            } else {
+                #expect(model[key] == nil)
+            }
+        }
+        memory.forget(through: version)
+        #expect(memory.count == 0)
+    }
+
+    @Test func aKeyRememberedAgainAfterBeingForgottenStays() {
+        var memory = IdempotencyMemory()
+        let key = IdempotencyKey(owner: "ana", key: "same")
+        memory.remember(key, Fingerprint(Secrets.digest("first")), version: 1)
+        memory.forget(through: 1)
+        #expect(memory[key] == nil)
+        memory.remember(key, Fingerprint(Secrets.digest("second")), version: 9)
+        // The first remembering's slot in the order is gone; the second one's is what counts.
+        memory.forget(through: 8)
+        guard case .done(let fingerprint, let version)? = memory[key] else {
+            Issue.record("the key was forgotten with its old slot")
+            return
+        }
+        #expect(version == 9 && fingerprint == Fingerprint(Secrets.digest("second")))
+    }
+
+    @Test func aPendingEntryIsNotForgottenByAStaleSlot() {
+        var memory = IdempotencyMemory()
+        let key = IdempotencyKey(owner: "ana", key: "retry")
+        memory.remember(key, Fingerprint(Secrets.digest("first")), version: 1)
+        memory[key] = nil
+        memory.remember(IdempotencyKey(owner: "ben", key: "other"), Fingerprint(Secrets.digest("x")), version: 2)
+        memory.remember(key, Fingerprint(Secrets.digest("again")), version: 5)
+        memory.forget(through: 2)
+        #expect(memory.count == 1)
+        if case .done(_, let version)? = memory[key] { #expect(version == 5) } else { Issue.record("key lost") }
+    }
+}
