@@ -1,39 +1,42 @@
 /// The idempotency keys one game remembers, and the order in which to forget them.
 ///
-/// A game keeps up to `idempotency_window` keys. One dictionary that size stalls the loop
-/// thread whenever it grows: it rehashes every key at once, which measured up to 11 ms with a
-/// few tens of thousands of keys, long enough to show in every in-flight request's latency.
-/// Split over `shardCount` dictionaries, a growth rehashes one shard, so the pause is that much
-/// shorter; the total work is the same. The forgetting order is kept in fixed-size chunks for
-/// the same reason: appending and trimming never move more than one chunk.
+/// A game keeps up to `idempotency_window` keys, so the map is large and its entries are cold:
+/// - Entries are keyed by a 128-bit digest of (owner, key), not the two strings, so a
+///   remembered key holds no heap memory and the map copies no reference-counted fields.
+/// - One dictionary that size stalls the loop thread whenever it grows: it rehashes every key
+///   at once, which measured up to 11 ms with a few tens of thousands of keys, long enough to
+///   show in every in-flight request's latency. Split over `shardCount` dictionaries, a growth
+///   rehashes one shard, so the pause is that much shorter; the total work is the same.
+/// - The forgetting order is kept in fixed-size chunks for the same reason: appending and
+///   trimming never move more than one chunk.
 ///
 /// Loop thread only, like the hub that owns it.
 struct IdempotencyMemory {
     static let shardCount = 64
     static let chunkSize = 4_096
 
-    private var shards = [[IdempotencyKey: IdempotencyEntry]](repeating: [:], count: shardCount)
+    private var shards = [[KeyDigest: IdempotencyEntry]](repeating: [:], count: shardCount)
     /// Remembered keys in commit order; `order[0][orderHead...]` is still to be forgotten.
-    private var order: [[(version: Int, key: IdempotencyKey)]] = []
+    private var order: [[(version: Int, key: KeyDigest)]] = []
     private var orderHead = 0
 
     /// How many keys are remembered or pending.
     var count: Int { shards.reduce(0) { $0 + $1.count } }
 
     subscript(key: IdempotencyKey) -> IdempotencyEntry? {
-        get { shards[key.shard][key] }
-        set { shards[key.shard][key] = newValue }
+        get { shards[key.digest.shard][key.digest] }
+        set { shards[key.digest.shard][key.digest] = newValue }
     }
 
     /// Records a committed key; it is forgotten once the game is `window` versions past it.
     mutating func remember(_ key: IdempotencyKey, _ fingerprint: Fingerprint, version: Int) {
         self[key] = .done(fingerprint, version: version)
         if order.isEmpty || order[order.count - 1].count == Self.chunkSize {
-            var chunk: [(version: Int, key: IdempotencyKey)] = []
+            var chunk: [(version: Int, key: KeyDigest)] = []
             chunk.reserveCapacity(Self.chunkSize)
             order.append(chunk)
         }
-        order[order.count - 1].append((version, key))
+        order[order.count - 1].append((version, key.digest))
     }
 
     /// Forgets every key remembered at `oldest` or before.
@@ -43,7 +46,7 @@ struct IdempotencyMemory {
             // One map operation: remove, and put back in the (never seen) case that it is not the
             // entry this order slot remembers.
             if let removed = shards[key.shard].removeValue(forKey: key) {
-                if case .done(_, let version) = removed, version <= oldest {} else { self[key] = removed }
+                if case .done(_, let version) = removed, version <= oldest {} else { shards[key.shard][key] = removed }
             }
             orderHead += 1
             if orderHead == Self.chunkSize {
@@ -54,31 +57,47 @@ struct IdempotencyMemory {
     }
 }
 
-/// Who used which key. The map looks each one up, inserts, replaces and removes it, and
-/// rehashes it whenever its shard grows: hashing the two strings once, here, spares the other times.
-struct IdempotencyKey: Hashable {
+/// Who used which key: the strings, to store in the log and to read a reply back, and their
+/// digest, which is all the memory keeps.
+struct IdempotencyKey {
     let owner: String
     let key: String
-    private let hash: Int
+    let digest: KeyDigest
 
     init(owner: String, key: String) {
         self.owner = owner
         self.key = key
+        digest = KeyDigest(owner: owner, key: key)
+    }
+}
+
+/// 128 bits of keyed SipHash over (owner, key): two hashes of the same strings under different
+/// salts. Two different keys share a digest with probability about 2^-128 per pair, far below any
+/// other failure the server can have; the hasher's per-process random seed keeps anyone from
+/// choosing keys that collide. The log keeps the strings, so a restart computes digests afresh.
+struct KeyDigest: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    init(owner: String, key: String) {
+        high = Self.hash(owner, key, salt: 0)
+        low = Self.hash(owner, key, salt: 1)
+    }
+
+    private static func hash(_ owner: String, _ key: String, salt: UInt8) -> UInt64 {
         var hasher = Hasher()
+        hasher.combine(salt)
+        // A String's hash ends with a terminator, so ("ab", "c") and ("a", "bc") differ.
         hasher.combine(owner)
         hasher.combine(key)
-        hash = hasher.finalize()
+        return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
-    /// Which of `IdempotencyMemory`'s dictionaries holds it. The dictionary hashes `hash`
-    /// again with its own seed, so the bits used here do not crowd its buckets.
-    var shard: Int { Int(UInt(bitPattern: hash) % UInt(IdempotencyMemory.shardCount)) }
+    /// Which of `IdempotencyMemory`'s dictionaries holds it. The dictionary hashes `low` again
+    /// with its own seed, so the bits used here do not crowd its buckets.
+    var shard: Int { Int(high % UInt64(IdempotencyMemory.shardCount)) }
 
-    static func == (left: IdempotencyKey, right: IdempotencyKey) -> Bool {
-        left.hash == right.hash && left.owner == right.owner && left.key == right.key
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    func hash(into hasher: inout Hasher) { hasher.combine(low) }
 }
 
 enum IdempotencyEntry {

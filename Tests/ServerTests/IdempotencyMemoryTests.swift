@@ -9,7 +9,7 @@ import Testing
     func matchesAPlainDictionary(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         var memory = IdempotencyMemory()
-        var model: [IdempotencyKey: Int] = [:]
+        var model: [KeyDigest: Int] = [:]
         var version = 0
         var forgottenThrough = 0
         // Spans several order chunks, so trimming crosses chunk boundaries many times.
@@ -18,7 +18,7 @@ import Testing
             version += 1 + Int(random.next() % 3)
             if memory[key] == nil {
                 memory.remember(key, Fingerprint(Secrets.digest("request \(step)")), version: version)
-                model[key] = version
+                model[key.digest] = version
             }
             if random.next() % 50 == 0 {
                 forgottenThrough = version - Int(random.next() % 3_000)
@@ -29,9 +29,9 @@ import Testing
                 #expect(memory.count == model.count)
             }
             if case .done(_, let remembered)? = memory[key] {
-                #expect(model[key] == remembered)
+                #expect(model[key.digest] == remembered)
             } else {
-                #expect(model[key] == nil)
+                #expect(model[key.digest] == nil)
             }
         }
         memory.forget(through: version)
@@ -64,5 +64,21 @@ import Testing
         memory.forget(through: 2)
         #expect(memory.count == 1)
         if case .done(_, let version)? = memory[key] { #expect(version == 5) } else { Issue.record("key lost") }
+    }
+}
+
+@Suite struct KeyDigestTests {
+    @Test func theBoundaryBetweenOwnerAndKeyCounts() {
+        #expect(KeyDigest(owner: "ab", key: "c") != KeyDigest(owner: "a", key: "bc"))
+        #expect(KeyDigest(owner: "ana", key: "k1") == KeyDigest(owner: "ana", key: "k1"))
+        #expect(KeyDigest(owner: "ana", key: "k1") != KeyDigest(owner: "ben", key: "k1"))
+    }
+
+    @Test func distinctKeysGetDistinctDigests() {
+        var seen = Set<KeyDigest>()
+        for owner in 0..<20 {
+            for key in 0..<5_000 { seen.insert(KeyDigest(owner: "player-\(owner)", key: "key-\(key)")) }
+        }
+        #expect(seen.count == 100_000)
     }
 }
