@@ -40,27 +40,35 @@ extension JSONValue {
             }
             buffer.append(0x5D)
         case .object(let members):
+            if sortedKeys { return JSONValue.writeSortedObject(members, into: &buffer) }
             buffer.append(0x7B)
             var first = true
-            if sortedKeys {
-                for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-                    if !first { buffer.append(0x2C) }
-                    first = false
-                    JSONValue.writeQuotedString(key, into: &buffer)
-                    buffer.append(0x3A)
-                    value.write(to: &buffer, sortedKeys: true)
-                }
-            } else {
-                for (key, value) in members {
-                    if !first { buffer.append(0x2C) }
-                    first = false
-                    JSONValue.writeQuotedString(key, into: &buffer)
-                    buffer.append(0x3A)
-                    value.write(to: &buffer, sortedKeys: false)
-                }
+            for (key, value) in members {
+                if !first { buffer.append(0x2C) }
+                first = false
+                JSONValue.writeQuotedString(key, into: &buffer)
+                buffer.append(0x3A)
+                value.write(to: &buffer, sortedKeys: false)
             }
             buffer.append(0x7D)
         }
+    }
+
+    /// Appends `members` as an object with its keys in order and its nested objects sorted too,
+    /// leaving out the keys `omitting` names: the same bytes as the object without those keys,
+    /// without copying the dictionary to remove them.
+    public static func writeSortedObject(_ members: [String: JSONValue], omitting: (String) -> Bool = { _ in false },
+                                         into buffer: inout [UInt8]) {
+        buffer.append(0x7B)
+        var first = true
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) where !omitting(key) {
+            if !first { buffer.append(0x2C) }
+            first = false
+            JSONValue.writeQuotedString(key, into: &buffer)
+            buffer.append(0x3A)
+            value.write(to: &buffer, sortedKeys: true)
+        }
+        buffer.append(0x7D)
     }
 
     /// Appends `s` as a complete JSON string literal, surrounding quotes included.

@@ -38,9 +38,10 @@ public enum RequestDecoder {
         // Only a keyed mutation is ever compared with an earlier request: skip the work otherwise.
         var fingerprint = ""
         if idem != nil {
-            var canonical = fields
-            for key in ["id", "idem", "expect"] { canonical[key] = nil }
-            fingerprint = JSONValue.object(canonical).serialized(sortedKeys: true)
+            var canonical: [UInt8] = []
+            canonical.reserveCapacity(256)
+            JSONValue.writeSortedObject(fields, omitting: { $0 == "id" || $0 == "idem" || $0 == "expect" }, into: &canonical)
+            fingerprint = String(decoding: canonical, as: UTF8.self)
         }
         return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, fingerprint: fingerprint)
     }

@@ -18,7 +18,9 @@ public enum Secrets {
 
     /// 128 bits of SHA-256 as hex: enough to tell two requests apart, short enough to keep.
     public static func digest(_ text: String) -> String {
-        hex(SHA256.hash(data: Data(text.utf8)).prefix(16))
+        var text = text
+        // Hashed where the string keeps its bytes: no copy into a `Data` for every keyed mutation.
+        return text.withUTF8 { hex(SHA256.hash(data: UnsafeRawBufferPointer($0)).prefix(16)) }
     }
 
     /// Content hash of a seed, over its canonical encoding so whitespace does not matter.

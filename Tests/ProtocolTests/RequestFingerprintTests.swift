@@ -1,0 +1,37 @@
+import JSON
+import Protocol
+import Testing
+
+/// A keyed request's fingerprint is what a retry is compared with, also after a restart against
+/// fingerprints stored by earlier versions: its bytes must never change.
+@Suite struct RequestFingerprintTests {
+    private func decode(_ line: String) throws -> Request {
+        let json = try JSONParser.parse(Array(line.utf8))
+        return try RequestDecoder.decode(json).get()
+    }
+
+    @Test func isTheSortedRequestWithoutItsEnvelope() throws {
+        let request = try decode(#"{"op":"complete_challenge","id":7,"idem":"k1","expect":3,"proof":{"url":"https://x.test/p.jpg","kind":"photo"},"challenge":"c2"}"#)
+        #expect(request.fingerprint == #"{"challenge":"c2","op":"complete_challenge","proof":{"kind":"photo","url":"https://x.test/p.jpg"}}"#)
+    }
+
+    @Test func matchesTheObjectWithThoseKeysRemoved() throws {
+        let lines = [
+            #"{"id":"a","op":"adjust_points","idem":"x","delta":-5,"reason":"late \"again\"\n"}"#,
+            #"{"id":1,"op":"save_secret","idem":"y","title":"T","description":"Ünïcode ✓","points":50}"#,
+            #"{"expect":0,"id":2,"op":"unlock_reward","idem":"z","reward":"r1"}"#,
+        ]
+        for line in lines {
+            guard case .object(var fields) = try JSONParser.parse(Array(line.utf8)) else { Issue.record("not an object"); continue }
+            for key in ["id", "idem", "expect"] { fields[key] = nil }
+            #expect(try decode(line).fingerprint == JSONValue.object(fields).serialized(sortedKeys: true))
+        }
+    }
+
+    @Test func ignoresTheEnvelopeAndTheOrderOfFields() throws {
+        let first = try decode(#"{"id":1,"op":"unlock_reward","idem":"a","reward":"r1"}"#)
+        let second = try decode(#"{"reward":"r1","idem":"b","expect":9,"op":"unlock_reward","id":"other"}"#)
+        #expect(first.fingerprint == second.fingerprint)
+        #expect(try decode(#"{"id":1,"op":"unlock_reward","reward":"r1"}"#).fingerprint == "")
+    }
+}
