@@ -8,7 +8,10 @@ struct ReplyTarget {
 
     /// `then` goes out right after the reply, in the same place of the order (a subscribe's first push).
     func ok(_ id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false, then push: [UInt8] = []) {
-        connection.fill(slot: slot, with: Wire.reply(id: id, version: version, result: result, replayed: replayed) + push, error: nil)
+        var line = Wire.reply(id: id, version: version, result: result, replayed: replayed)
+        // Nearly every reply has no push: appending nothing would still copy the line.
+        if !push.isEmpty { line += push }
+        connection.fill(slot: slot, with: line, error: nil)
     }
 
     func error(_ id: RequestID?, _ error: ProtocolError, version: Int? = nil) {
