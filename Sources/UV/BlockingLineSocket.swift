@@ -12,7 +12,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
         case timedOut
         /// The socket was closed by `close()`.
         case closed
-        /// The host is not an IPv4 or IPv6 literal.
+        /// The host is neither an IPv4 or IPv6 literal nor a name the resolver knows.
         case badAddress
         /// A system call failed with this errno.
         case system(errno: Int32)
@@ -31,7 +31,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
         switch kind {
         case .timedOut: "\(operation): timed out"
         case .closed: "\(operation): socket is closed"
-        case .badAddress: "\(operation): not an IP address"
+        case .badAddress: "\(operation): not an IP address or a host name that resolves"
         case .system(let code): "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }
@@ -62,30 +62,18 @@ public final class BlockingLineSocket: @unchecked Sendable {
     private var sawEOF = false
     private let peer: String
 
-    /// Connects to an IPv4 or IPv6 literal ("localhost" means 127.0.0.1) within the timeout.
+    /// Connects to an IPv4 or IPv6 literal or a host name ("localhost" means 127.0.0.1) within the
+    /// timeout; a name is resolved first, which the timeout does not bound.
     /// `receiveBufferBytes` sets SO_RCVBUF before connecting (small values make a slow reader
     /// fill up fast in tests).
     public init(host: String, port: Int, connectTimeoutMilliseconds: Int = 5000,
                 receiveBufferBytes: Int? = nil) throws(SocketError) {
         peer = "\(host):\(port)"
-        let literal = host == "localhost" ? "127.0.0.1" : host
-        var storage = sockaddr_storage()
-        var length: socklen_t
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = UInt16(clamping: port).bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v4, as: sockaddr_in.self) }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        } else if inet_pton(AF_INET6, literal, &v6.sin6_addr) == 1 {
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = UInt16(clamping: port).bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v6, as: sockaddr_in6.self) }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
+        // A host name is resolved here, on the caller's thread, like every other step of this socket.
+        guard var storage = try? socketAddress(host: host, port: port, operation: "connect \(peer)") else {
             throw SocketError(.badAddress, operation: "connect \(peer)")
         }
+        let length = socklen_t(Int32(storage.ss_family) == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
         #if canImport(Glibc)
         let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         #else

@@ -1,7 +1,9 @@
 import CLibUV
+import Glibc
 
-/// Parses an IPv4 or IPv6 literal ("localhost" means 127.0.0.1) into a socket address.
-/// No name resolution: the server and tests only ever bind or connect to literals.
+/// An IPv4 or IPv6 literal, or a host name the system resolver knows, as a socket address.
+/// "localhost" means 127.0.0.1 without asking the resolver, which may well answer ::1 first
+/// while the server listens on IPv4 only.
 func socketAddress(host: String, port: Int, operation: String) throws(UVError) -> sockaddr_storage {
     var storage = sockaddr_storage()
     let literal = host == "localhost" ? "127.0.0.1" : host
@@ -14,8 +16,64 @@ func socketAddress(host: String, port: Int, operation: String) throws(UVError) -
         let v6 = bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
         return uv_ip6_addr(literal, Int32(port), v6)
     }
-    if status < 0 {
-        throw UVError(code: status, operation: operation, detail: "not an IP address: \(host)")
+    if status == 0 { return storage }
+    guard isHostName(host) else {
+        throw UVError(code: UV_EINVAL.rawValue, operation: operation, detail: "not an IP address or a host name: \(host)")
+    }
+    return try resolve(host: host, port: port, operation: operation)
+}
+
+/// Letters, digits, hyphens, underscores and dots, as names in `/etc/hosts`, DNS and mDNS are:
+/// anything else is refused here rather than sent to a resolver that may ask the network.
+func isHostName(_ host: String) -> Bool {
+    let bytes = Array(host.utf8)
+    guard (1...253).contains(bytes.count), bytes[0] != UInt8(ascii: "-"), bytes[0] != UInt8(ascii: ".") else { return false }
+    return bytes.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+}
+
+/// Asks the system resolver (`/etc/hosts`, DNS, mDNS, as the machine is set up) for `host`,
+/// preferring its first IPv4 address. Blocks the calling thread until the resolver answers:
+/// it runs when a server starts and when a client connects, never on a loop serving others.
+///
+/// Memory: `getaddrinfo` allocates the result list; it is read here, copied into the returned
+/// value and freed with `freeaddrinfo` before returning.
+func resolve(host: String, port: Int, operation: String) throws(UVError) -> sockaddr_storage {
+    var hints = addrinfo()
+    hints.ai_family = AF_UNSPEC
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var list: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(host, nil, &hints, &list)
+    defer { if let list { freeaddrinfo(list) } }
+    guard status == 0 else {
+        throw UVError(code: UV_EAI_NONAME.rawValue, operation: operation,
+                      detail: "cannot resolve \"\(host)\": \(String(cString: gai_strerror(status)))")
+    }
+    var chosen: UnsafeMutablePointer<addrinfo>?
+    var cursor = list
+    while let entry = cursor {
+        if entry.pointee.ai_family == AF_INET { chosen = entry; break }
+        if chosen == nil, entry.pointee.ai_family == AF_INET6 { chosen = entry }
+        cursor = entry.pointee.ai_next
+    }
+    guard let chosen, let address = chosen.pointee.ai_addr else {
+        throw UVError(code: UV_EAI_NONAME.rawValue, operation: operation, detail: "no IPv4 or IPv6 address for \"\(host)\"")
+    }
+    var storage = sockaddr_storage()
+    withUnsafeMutableBytes(of: &storage) { bytes in
+        let length = min(Int(chosen.pointee.ai_addrlen), bytes.count)
+        bytes.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
+        let networkPort = UInt16(port).bigEndian
+        if chosen.pointee.ai_family == AF_INET {
+            bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_port = networkPort
+        } else {
+            bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self).pointee.sin6_port = networkPort
+        }
     }
     return storage
 }

@@ -252,8 +252,9 @@ public final class TCPConnection: HandleOwner {
         uv_tcp_nodelay(handle, on ? 1 : 0)
     }
 
-    /// Connects to an IPv4 or IPv6 literal. `completion` runs on the loop thread; for an address
-    /// that cannot be parsed, before `connect` returns. The connection is not reading yet.
+    /// Connects to an IPv4 or IPv6 literal or a host name; a name is resolved first, blocking this
+    /// thread (see `resolve`). `completion` runs on the loop thread; for an address that cannot be
+    /// parsed or resolved, before `connect` returns. The connection is not reading yet.
     public static func connect(loop: EventLoop, host: String, port: Int,
                                _ completion: @escaping (Result<TCPConnection, UVError>) -> Void) {
         let operation = "uv_tcp_connect \(host):\(port)"

@@ -11,7 +11,8 @@ public final class TCPServer: HandleOwner {
     /// The bound port (the real one when 0 was asked for).
     public let localPort: Int
 
-    /// Binds and listens on an IPv4 or IPv6 literal; port 0 picks a free port (see `localPort`).
+    /// Binds and listens on an IPv4 or IPv6 literal or a host name (resolved at once, see
+    /// `resolve`); port 0 picks a free port (see `localPort`).
     /// `onConnection` runs on the loop thread with each accepted connection, not yet reading.
     public init(loop: EventLoop, host: String, port: Int, backlog: Int32 = 511,
                 onConnection: @escaping (TCPConnection) -> Void) throws(UVError) {

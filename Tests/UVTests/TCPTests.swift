@@ -108,7 +108,7 @@ struct TCPTests {
         #expect(closed == 1)
     }
 
-    @Test("a host that is not an IP literal throws instead of binding")
+    @Test("a host that is neither an IP literal nor a host name throws instead of binding")
     func badHostThrows() throws {
         let loop = try EventLoop()
         let error = #expect(throws: UVError.self) {
