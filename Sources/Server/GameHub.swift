@@ -87,11 +87,11 @@ final class GameHub {
                 onCommitted: ((GameState) -> Void)? = nil, result makeResult: ((GameState) -> JSONValue)? = nil) {
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
-        let fingerprint = key == nil ? "" : Secrets.digest(request.fingerprint)
+        let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.fingerprint)
         if let key, let entry = idempotency[key] {
             switch entry {
             case .done(let remembered, let version):
-                guard remembered == Fingerprint(fingerprint) else { return target.error(request.id, mismatch(request)) }
+                guard remembered == fingerprint else { return target.error(request.id, mismatch(request)) }
                 return replay(request, key: key, version: version, target: target)
             case .pending(let first):
                 guard first.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
@@ -149,7 +149,7 @@ final class GameHub {
         let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: key?.key) }
         var records: [IdempotencyRecord] = []
         if let key {
-            records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint,
+            records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint?.hex ?? "",
                                              reply: entry.result.serialized(sortedKeys: true),
                                              version: Int64(expected + entry.events.count)))
         }
@@ -262,8 +262,8 @@ final class GameHub {
 
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
-        guard let key = entry.key else { return }
-        idempotency.remember(key, Fingerprint(entry.fingerprint), version: version)
+        guard let key = entry.key, let fingerprint = entry.fingerprint else { return }
+        idempotency.remember(key, fingerprint, version: version)
         for waiter in entry.waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
         }
@@ -346,13 +346,14 @@ final class PendingCommand {
     let result: JSONValue
     let target: ReplyTarget
     let key: IdempotencyKey?
-    let fingerprint: String
+    /// The request's digest when it has an idempotency key.
+    let fingerprint: Fingerprint?
     let onCommitted: ((GameState) -> Void)?
     /// Copies of a keyed request that arrived while this one was on its way to disk.
     var waiters: [Waiter] = []
 
     init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
-         key: IdempotencyKey?, fingerprint: String, onCommitted: ((GameState) -> Void)?) {
+         key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?) {
         self.seq = seq
         self.request = request
         self.events = events
