@@ -193,7 +193,8 @@ final class GameHub {
                 versionBeforeTurn = durable.version
                 touchedThisTurn = Touched()
             }
-            touchedThisTurn.formUnion(Touched(head.events))
+            // Added in place: a `Touched` per command would allocate its sets only to merge them.
+            for event in head.events { touchedThisTurn.add(event.change) }
             // Barriers ahead of it reflected states that are now durable.
             while let front = pending.popFirst(), front.seq != seq { committedThisTurn.append(front) }
             for event in head.events { durable.apply(event) }
