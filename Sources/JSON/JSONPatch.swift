@@ -20,6 +20,25 @@ public enum PatchOp: Sendable, Hashable {
         }
     }
 
+    /// Appends the wire form as `json` would serialize it, without building the object first:
+    /// it runs for every op of every patch sent.
+    public func write(to buffer: inout [UInt8]) {
+        let (op, path, value): (String, String, JSONValue?) = switch self {
+        case .add(let path, let value): ("add", path, value)
+        case .remove(let path): ("remove", path, nil)
+        case .replace(let path, let value): ("replace", path, value)
+        }
+        buffer.append(contentsOf: #"{"op":""#.utf8)
+        buffer.append(contentsOf: op.utf8)
+        buffer.append(contentsOf: #"","path":"#.utf8)
+        JSONValue.writeQuotedString(path, into: &buffer)
+        if let value {
+            buffer.append(contentsOf: #","value":"#.utf8)
+            value.write(to: &buffer)
+        }
+        buffer.append(0x7D)
+    }
+
     /// Reads the wire form; refuses other ops (`move`, `copy`, `test`) and missing members.
     public init(json: JSONValue) throws(JSONPatchError) {
         guard let op = json["op"]?.stringValue else {
@@ -75,14 +94,20 @@ public enum JSONPatch {
 
     private static func diff(_ old: JSONValue, _ new: JSONValue, path: String, into ops: inout [PatchOp]) {
         if old == new { return }
+        diffUnequal(old, new, path: path, into: &ops)
+    }
+
+    /// The same, for values the caller already found unequal: each member pair is compared once,
+    /// and a member's path is built only when it gets an op or differs, not for every member.
+    private static func diffUnequal(_ old: JSONValue, _ new: JSONValue, path: String, into ops: inout [PatchOp]) {
         switch (old, new) {
         case (.object(let before), .object(let after)):
-            for key in Set(before.keys).union(after.keys).sorted() {
-                let memberPath = path + "/" + escapeToken(key)
+            for key in memberKeys(before, after) {
                 switch (before[key], after[key]) {
-                case (let was?, let now?): diff(was, now, path: memberPath, into: &ops)
-                case (_?, nil): ops.append(.remove(path: memberPath))
-                case (nil, let now?): ops.append(.add(path: memberPath, value: now))
+                case (let was?, let now?):
+                    if was != now { diffUnequal(was, now, path: path + "/" + escapeToken(key), into: &ops) }
+                case (_?, nil): ops.append(.remove(path: path + "/" + escapeToken(key)))
+                case (nil, let now?): ops.append(.add(path: path + "/" + escapeToken(key), value: now))
                 case (nil, nil): break
                 }
             }
@@ -93,6 +118,13 @@ public enum JSONPatch {
         default:
             ops.append(.replace(path: path, value: new))
         }
+    }
+
+    /// The keys of either object, sorted: the order ops come in. Two versions of one object
+    /// usually have the same keys, and then no union is built.
+    private static func memberKeys(_ before: [String: JSONValue], _ after: [String: JSONValue]) -> [String] {
+        if before.count == after.count, after.keys.allSatisfy({ before[$0] != nil }) { return after.keys.sorted() }
+        return Set(before.keys).union(after.keys).sorted()
     }
 
     /// Applies `ops` in order. All or nothing: on error the caller's document is untouched

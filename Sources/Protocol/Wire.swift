@@ -70,9 +70,12 @@ public enum Wire {
         JSONValue.writeInt(from, into: &out)
         out += #","to":"#.utf8
         JSONValue.writeInt(to, into: &out)
-        out += #","ops":"#.utf8
-        JSONValue.array(ops.map(\.json)).write(to: &out)
-        out += "}\n".utf8
+        out += #","ops":["#.utf8
+        for (index, op) in ops.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            op.write(to: &out)
+        }
+        out += "]}\n".utf8
         return out
     }
 

@@ -150,6 +150,12 @@ private func patchError(_ ops: [PatchOp], _ document: JSONValue) -> JSONPatchErr
             .add(path: "/t/-", value: 3),
             .add(path: "/t/-", value: [4]),
         ])
+        // The same keys on both sides (no union built): still in key order, unchanged members skipped.
+        #expect(JSONPatch.diff(["b": 1, "a": ["y": 1, "x": 2], "c": 5], ["b": 2, "a": ["y": 1, "x": 3], "c": 5]) == [
+            .replace(path: "/a/x", value: 3), .replace(path: "/b", value: 2),
+        ])
+        // The same count but different keys takes the union.
+        #expect(JSONPatch.diff(["a": 1, "b": 2], ["a": 1, "c": 2]) == [.remove(path: "/b"), .add(path: "/c", value: 2)])
         #expect(JSONPatch.diff([1, 2], [1]) == [.replace(path: "", value: [1])])
         #expect(JSONPatch.diff([1, 2], [1, 3, 4]) == [.replace(path: "", value: [1, 3, 4])])
         #expect(JSONPatch.diff([], [1]) == [.add(path: "/-", value: 1)])
@@ -192,6 +198,22 @@ private func patchError(_ ops: [PatchOp], _ document: JSONValue) -> JSONPatchErr
             let a = RandomJSON.value(&rng, depth: 4)
             let b = RandomJSON.value(&rng, depth: 4)
             #expect(try JSONPatch.apply(JSONPatch.diff(a, b), to: a) == b, "seed \(seed)")
+        }
+    }
+}
+
+@Suite struct PatchOpWireTests {
+    @Test func writingAnOpGivesItsJSON() throws {
+        let ops: [PatchOp] = [
+            .add(path: "/timeline/-", value: ["title": "Caf\u{e9} \"ok\"", "n": [1, 2.5, nil, true]]),
+            .remove(path: "/rewards/r~1x"),
+            .replace(path: "/game/points", value: 42),
+        ]
+        for op in ops {
+            var bytes: [UInt8] = []
+            op.write(to: &bytes)
+            #expect(try JSONParser.parse(bytes) == op.json)
+            #expect(try PatchOp(json: JSONParser.parse(bytes)) == op)
         }
     }
 }
