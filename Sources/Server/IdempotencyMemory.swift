@@ -8,7 +8,7 @@
 ///   show in every in-flight request's latency. Split over `shardCount` dictionaries, a growth
 ///   rehashes one shard, so the pause is that much shorter; the total work is the same.
 /// - The forgetting order is kept in fixed-size chunks for the same reason: appending and
-///   trimming never move more than one chunk.
+///   trimming never copy more than one chunk's entries.
 ///
 /// Loop thread only, like the hub that owns it.
 struct IdempotencyMemory {
@@ -43,8 +43,9 @@ struct IdempotencyMemory {
     mutating func forget(through oldest: Int) {
         while !order.isEmpty, orderHead < order[0].count, order[0][orderHead].version <= oldest {
             let key = order[0][orderHead].key
-            // One map operation: remove, and put back in the (never seen) case that it is not the
-            // entry this order slot remembers.
+            // One map operation: remove, and put back when the entry is not the one this slot
+            // remembers: the key was remembered again later (after a failed commit cleared it, or
+            // twice among the records loaded at start-up after the window was widened).
             if let removed = shards[key.shard].removeValue(forKey: key) {
                 if case .done(_, let version) = removed, version <= oldest {} else { shards[key.shard][key] = removed }
             }
@@ -84,13 +85,25 @@ struct KeyDigest: Hashable {
         low = Self.hash(owner, key, salt: 1)
     }
 
+    /// Over the strings' UTF-8 bytes, not `String`'s own hashing: that one treats canonically
+    /// equivalent spellings (a precomposed "é" and "e" plus an accent) as one key, while the log
+    /// stores and finds keys by their exact bytes, so a retry spelled the other way would match
+    /// here and then find no reply there. Each length goes in too, so ("ab", "c") and ("a", "bc")
+    /// differ.
     private static func hash(_ owner: String, _ key: String, salt: UInt8) -> UInt64 {
         var hasher = Hasher()
         hasher.combine(salt)
-        // A String's hash ends with a terminator, so ("ab", "c") and ("a", "bc") differ.
-        hasher.combine(owner)
-        hasher.combine(key)
+        combine(owner, into: &hasher)
+        combine(key, into: &hasher)
         return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    private static func combine(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
     }
 
     /// Which of `IdempotencyMemory`'s dictionaries holds it. The dictionary hashes `low` again

@@ -18,9 +18,7 @@ public enum Secrets {
 
     /// 128 bits of SHA-256 as hex: enough to tell two requests apart, short enough to keep.
     public static func digest(_ text: String) -> String {
-        var text = text
-        // Hashed where the string keeps its bytes: no copy into a `Data` for every keyed mutation.
-        return text.withUTF8 { hex(SHA256.hash(data: UnsafeRawBufferPointer($0)).prefix(16)) }
+        Fingerprint(digestOf: text).hex
     }
 
     /// Content hash of a seed, over its canonical encoding so whitespace does not matter.

@@ -21,17 +21,20 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
     public let kind: Kind
     /// The call that failed, e.g. `connect 127.0.0.1:4747`.
     public let operation: String
+    /// What went wrong when the kind alone does not say, e.g. why a host did not resolve.
+    public let detail: String
 
-    public init(_ kind: Kind, operation: String) {
+    public init(_ kind: Kind, operation: String, detail: String = "") {
         self.kind = kind
         self.operation = operation
+        self.detail = detail
     }
 
     public var description: String {
         switch kind {
         case .timedOut: "\(operation): timed out"
         case .closed: "\(operation): socket is closed"
-        case .badAddress: "\(operation): not an IP address or a host name that resolves"
+        case .badAddress: "\(operation): \(detail.isEmpty ? "not an IP address or a host name that resolves" : detail)"
         case .system(let code): "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }
@@ -70,8 +73,11 @@ public final class BlockingLineSocket: @unchecked Sendable {
                 receiveBufferBytes: Int? = nil) throws(SocketError) {
         peer = "\(host):\(port)"
         // A host name is resolved here, on the caller's thread, like every other step of this socket.
-        guard var storage = try? socketAddress(host: host, port: port, operation: "connect \(peer)") else {
-            throw SocketError(.badAddress, operation: "connect \(peer)")
+        var storage: sockaddr_storage
+        do {
+            storage = try socketAddress(host: host, port: port, operation: "connect \(peer)")
+        } catch {
+            throw SocketError(.badAddress, operation: "connect \(peer)", detail: error.reason)
         }
         let length = socklen_t(Int32(storage.ss_family) == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
         #if canImport(Glibc)

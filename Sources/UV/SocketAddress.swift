@@ -24,10 +24,15 @@ func socketAddress(host: String, port: Int, operation: String) throws(UVError) -
 }
 
 /// Letters, digits, hyphens, underscores and dots, as names in `/etc/hosts`, DNS and mDNS are:
-/// anything else is refused here rather than sent to a resolver that may ask the network.
+/// anything else is refused here rather than sent to a resolver that may ask the network. A
+/// last label of digits only is refused too: no real name ends so, and the resolver would read
+/// `192.168.1` or `2130706433` as an IPv4 address in shorthand, so a mistyped address would
+/// bind or connect somewhere else instead of failing.
 func isHostName(_ host: String) -> Bool {
     let bytes = Array(host.utf8)
     guard (1...253).contains(bytes.count), bytes[0] != UInt8(ascii: "-"), bytes[0] != UInt8(ascii: ".") else { return false }
+    let lastLabel = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: true).last ?? []
+    if lastLabel.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { return false }
     return bytes.allSatisfy { byte in
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -39,7 +44,8 @@ func isHostName(_ host: String) -> Bool {
 
 /// Asks the system resolver (`/etc/hosts`, DNS, mDNS, as the machine is set up) for `host`,
 /// preferring its first IPv4 address. Blocks the calling thread until the resolver answers:
-/// it runs when a server starts and when a client connects, never on a loop serving others.
+/// a server resolves once as it starts; a client connecting on a loop thread blocks that loop,
+/// so a caller opening many connections resolves once first (`numericHost`).
 ///
 /// Memory: `getaddrinfo` allocates the result list; it is read here, copied into the returned
 /// value and freed with `freeaddrinfo` before returning.
@@ -51,8 +57,7 @@ func resolve(host: String, port: Int, operation: String) throws(UVError) -> sock
     let status = getaddrinfo(host, nil, &hints, &list)
     defer { if let list { freeaddrinfo(list) } }
     guard status == 0 else {
-        throw UVError(code: UV_EAI_NONAME.rawValue, operation: operation,
-                      detail: "cannot resolve \"\(host)\": \(String(cString: gai_strerror(status)))")
+        throw UVError(code: resolverErrorCode(status), operation: operation, detail: "cannot resolve \"\(host)\"")
     }
     var chosen: UnsafeMutablePointer<addrinfo>?
     var cursor = list
@@ -76,6 +81,32 @@ func resolve(host: String, port: Int, operation: String) throws(UVError) -> sock
         }
     }
     return storage
+}
+
+/// libuv's code for a `getaddrinfo` failure, so the error names its real cause (a resolver that
+/// cannot be reached is not an unknown name).
+private func resolverErrorCode(_ status: Int32) -> Int32 {
+    switch status {
+    case EAI_AGAIN: UV_EAI_AGAIN.rawValue
+    case EAI_FAIL: UV_EAI_FAIL.rawValue
+    case EAI_MEMORY: UV_EAI_MEMORY.rawValue
+    case EAI_FAMILY: UV_EAI_FAMILY.rawValue
+    case EAI_SOCKTYPE: UV_EAI_SOCKTYPE.rawValue
+    case EAI_SERVICE: UV_EAI_SERVICE.rawValue
+    case EAI_NONAME: UV_EAI_NONAME.rawValue
+    case EAI_SYSTEM: -errno
+    default: UV_EAI_FAIL.rawValue
+    }
+}
+
+/// `host` as an IP literal: itself when it is one, else the address the resolver gives (as
+/// `socketAddress` would connect to). For a caller about to open many connections to one host.
+public func numericHost(_ host: String) throws(UVError) -> String {
+    let address = try socketAddress(host: host, port: 0, operation: "resolve \(host)")
+    let text = describe(address)
+    // `describe` gives "a.b.c.d:0" or "[v6]:0".
+    let withoutPort = text.dropLast(2)
+    return withoutPort.hasPrefix("[") ? String(withoutPort.dropFirst().dropLast()) : String(withoutPort)
 }
 
 /// Runs `body` with `storage` viewed as the generic `sockaddr` libuv's calls take.

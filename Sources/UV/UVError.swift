@@ -19,8 +19,11 @@ public struct UVError: Error, Sendable, Equatable, CustomStringConvertible {
     public var name: String { String(cString: uv_err_name(code)) }
 
     /// For example `uv_tcp_bind 127.0.0.1:4747: address already in use (EADDRINUSE)`.
-    public var description: String {
-        let base = "\(operation): \(String(cString: uv_strerror(code))) (\(name))"
+    public var description: String { "\(operation): \(reason)" }
+
+    /// The description without the operation, e.g. `address already in use (EADDRINUSE)`.
+    public var reason: String {
+        let base = "\(String(cString: uv_strerror(code))) (\(name))"
         return detail.isEmpty ? base : "\(base): \(detail)"
     }
 

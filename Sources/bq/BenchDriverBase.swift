@@ -117,8 +117,12 @@ class BenchDriverBase<Connection: BenchSocket> {
     /// Requests not sent because their connection already had this many outstanding.
     static var openLoopBacklogLimit: Int { 10_000 }
 
+    /// `shape.host` resolved once: every connection would otherwise block the loop on the resolver.
+    let host: String
+
     init(shape: LoadShape) throws {
         self.shape = shape
+        host = try numericHost(shape.host)
         loop = try EventLoop()
     }
 
@@ -211,7 +215,7 @@ class BenchDriverBase<Connection: BenchSocket> {
             let connection = connections[nextToConnect]
             nextToConnect += 1
             pendingConnects += 1
-            TCPConnection.connect(loop: loop, host: shape.host, port: shape.port) { [unowned self] outcome in
+            TCPConnection.connect(loop: loop, host: host, port: shape.port) { [unowned self] outcome in
                 self.pendingConnects -= 1
                 switch outcome {
                 case .success(let tcp): self.connected(connection, tcp)

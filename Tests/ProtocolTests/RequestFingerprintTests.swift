@@ -15,6 +15,17 @@ import Testing
         #expect(request.fingerprint == #"{"challenge":"c2","op":"complete_challenge","proof":{"kind":"photo","url":"https://x.test/p.jpg"}}"#)
     }
 
+    /// Pinned bytes: escapes, non-ASCII, nested objects in arrays, numbers, literals, and an `id`
+    /// below the top level, which stays.
+    @Test func pinnedCanonicalBytes() throws {
+        let line = #"{"id":9,"op":"complete_challenge","idem":"k","expect":1,"challenge":"c1","#
+            + #""proof":{"text":"Say \"hi\"\n\u0001 \u00dcn\u00ef \u2713","kind":"text"},"#
+            + #""zz":[{"b":1,"a":2.5,"id":"inner"},null,true,false,-3]}"#
+        let expected = #"{"challenge":"c1","op":"complete_challenge","proof":{"kind":"text","text":"Say \"hi\"\n\u0001 "#
+            + "\u{dc}n\u{ef} \u{2713}" + #""},"zz":[{"a":2.5,"b":1,"id":"inner"},null,true,false,-3]}"#
+        #expect(try decode(line).fingerprint == expected)
+    }
+
     @Test func matchesTheObjectWithThoseKeysRemoved() throws {
         let lines = [
             #"{"id":"a","op":"adjust_points","idem":"x","delta":-5,"reason":"late \"again\"\n"}"#,

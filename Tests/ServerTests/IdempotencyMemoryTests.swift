@@ -54,7 +54,7 @@ import Testing
         #expect(version == 9 && fingerprint == Fingerprint(Secrets.digest("second")))
     }
 
-    @Test func aPendingEntryIsNotForgottenByAStaleSlot() {
+    @Test func aKeyClearedAndRememberedAgainOutlivesItsOldSlot() {
         var memory = IdempotencyMemory()
         let key = IdempotencyKey(owner: "ana", key: "retry")
         memory.remember(key, Fingerprint(Secrets.digest("first")), version: 1)
@@ -72,6 +72,13 @@ import Testing
         #expect(KeyDigest(owner: "ab", key: "c") != KeyDigest(owner: "a", key: "bc"))
         #expect(KeyDigest(owner: "ana", key: "k1") == KeyDigest(owner: "ana", key: "k1"))
         #expect(KeyDigest(owner: "ana", key: "k1") != KeyDigest(owner: "ben", key: "k1"))
+    }
+
+    @Test func keysAreTheirExactBytesAsInTheLog() {
+        // "é" precomposed and as "e" plus a combining accent: equal as Swift strings, different
+        // bytes in the log, so two different keys.
+        #expect("caf\u{e9}" == "cafe\u{301}")
+        #expect(KeyDigest(owner: "ana", key: "caf\u{e9}") != KeyDigest(owner: "ana", key: "cafe\u{301}"))
     }
 
     @Test func distinctKeysGetDistinctDigests() {

@@ -3,30 +3,39 @@ import Testing
 
 @Suite("Host names")
 struct NameResolutionTests {
-    @Test("a name goes through the system resolver and keeps its port")
-    func localhostThroughTheResolver() throws {
-        // `localhost` is in every /etc/hosts, so the resolver answers without the network.
-        let address = try resolve(host: "localhost", port: 4747, operation: "test")
-        #expect(port(of: address) == 4747)
-        let text = describe(address)
-        #expect(text == "127.0.0.1:4747" || text == "[::1]:4747")
+    @Test("the resolver's answer is copied with the port, for IPv4 and IPv6")
+    func resolverAnswersKeepThePort() throws {
+        // Numeric hosts: the resolver parses them itself, without /etc/hosts or the network.
+        #expect(describe(try resolve(host: "127.0.0.1", port: 4747, operation: "test")) == "127.0.0.1:4747")
+        #expect(describe(try resolve(host: "::1", port: 4748, operation: "test")) == "[::1]:4748")
     }
 
     @Test("literals never reach the resolver; text that cannot be a name is refused before it")
     func literalsAndNonNames() throws {
         #expect(describe(try socketAddress(host: "10.1.2.3", port: 80, operation: "test")) == "10.1.2.3:80")
         #expect(describe(try socketAddress(host: "::1", port: 80, operation: "test")) == "[::1]:80")
-        for bad in ["", "has space", "-dash", ".dot", "semi;colon", String(repeating: "a", count: 254)] {
+        // Shorthand IPv4 forms the resolver would accept: a mistyped address must fail, not go elsewhere.
+        let shorthand = ["192.168.1", "10.1", "2130706433", "256.1.1.1", "1.2.3.4.5"]
+        let malformed = ["", "has space", "-dash", ".dot", "semi;colon", String(repeating: "a", count: 254)]
+        for bad in shorthand + malformed {
             #expect(!isHostName(bad), "\(bad)")
             let error = #expect(throws: UVError.self) { _ = try socketAddress(host: bad, port: 80, operation: "test") }
             #expect(error?.description.contains("not an IP address or a host name") == true)
         }
-        #expect(isHostName("party-laptop.local") && isHostName("my_box") && isHostName("a"))
+        #expect(isHostName("party-laptop.local") && isHostName("my_box") && isHostName("a") && isHostName("host1.example"))
     }
 
-    @Test("the blocking client socket refuses text that cannot be a host name")
+    @Test("numericHost gives the literal a name resolves to, and a literal as it is")
+    func numericHosts() throws {
+        #expect(try numericHost("127.0.0.1") == "127.0.0.1")
+        #expect(try numericHost("::1") == "::1")
+        #expect(try numericHost("localhost") == "127.0.0.1")
+    }
+
+    @Test("the blocking client socket says why an address is bad")
     func blockingSocketRefusesNonNames() throws {
         let error = #expect(throws: SocketError.self) { _ = try BlockingLineSocket(host: "not a name", port: 1) }
         #expect(error?.kind == .badAddress)
+        #expect(error?.description == "connect not a name:1: invalid argument (EINVAL): not an IP address or a host name: not a name")
     }
 }
