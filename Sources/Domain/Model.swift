@@ -124,11 +124,26 @@ public struct GameState: Sendable, Equatable, Codable {
     public var points: Int { earned - spent }
     public var isSeeded: Bool { seedHash != nil }
 
-    public var challengesTotal: Int { challenges.values.count(where: \.isOnBoard) }
-    public var challengesCompleted: Int { challenges.values.count { $0.isOnBoard && $0.isCompleted } }
-    public var secretsHidden: Int { challenges.values.count { $0.dare == .delivered } }
-    public var secretsFound: Int { challenges.values.count { $0.dare == .discovered } }
-    public var secretsCompleted: Int { challenges.values.count { $0.isSecret && $0.isCompleted } }
+    public var challengesTotal: Int { challengeCounts.total }
+    public var challengesCompleted: Int { challengeCounts.completed }
+    public var secretsHidden: Int { challengeCounts.secretsHidden }
+    public var secretsFound: Int { challengeCounts.secretsFound }
+    public var secretsCompleted: Int { challengeCounts.secretsCompleted }
+
+    /// Every challenge count in one pass: a view update wants all five after each commit.
+    public var challengeCounts: ChallengeCounts {
+        var counts = ChallengeCounts()
+        for challenge in challenges.values {
+            if challenge.isOnBoard {
+                counts.total += 1
+                if challenge.isCompleted { counts.completed += 1 }
+            }
+            if challenge.dare == .delivered { counts.secretsHidden += 1 }
+            if challenge.dare == .discovered { counts.secretsFound += 1 }
+            if challenge.isSecret && challenge.isCompleted { counts.secretsCompleted += 1 }
+        }
+        return counts
+    }
     public var rewardsUnlocked: Int { rewards.values.count(where: \.isUnlocked) }
     public var rewardsTotal: Int { rewards.count }
     public var hasFinalBadge: Bool { finalBadgeAt != nil }
@@ -151,4 +166,22 @@ public struct GameState: Sendable, Equatable, Codable {
     public var sortedCharacters: [Character] { characters.values.sorted { $0.order < $1.order } }
     public var sortedChallenges: [Challenge] { challenges.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
     public var sortedRewards: [Reward] { rewards.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) } }
+}
+
+/// The challenge board's numbers, as the game section of a view shows them.
+public struct ChallengeCounts: Sendable, Equatable {
+    /// On the board: not a secret dare still hidden from it.
+    public var total = 0
+    public var completed = 0
+    public var secretsHidden = 0
+    public var secretsFound = 0
+    public var secretsCompleted = 0
+
+    public init(total: Int = 0, completed: Int = 0, secretsHidden: Int = 0, secretsFound: Int = 0, secretsCompleted: Int = 0) {
+        self.total = total
+        self.completed = completed
+        self.secretsHidden = secretsHidden
+        self.secretsFound = secretsFound
+        self.secretsCompleted = secretsCompleted
+    }
 }

@@ -97,15 +97,15 @@ public enum JSONPatch {
         diffUnequal(old, new, path: path, into: &ops)
     }
 
-    /// The same, for values the caller already found unequal: each member pair is compared once,
-    /// and a member's path is built only when it gets an op or differs, not for every member.
+    /// The same, for values the caller already found unequal. Ops come in key order, but only
+    /// the members that differ are sorted: each member pair is compared once, and a path is
+    /// built only for a member that gets an op or differs further down.
     private static func diffUnequal(_ old: JSONValue, _ new: JSONValue, path: String, into ops: inout [PatchOp]) {
         switch (old, new) {
         case (.object(let before), .object(let after)):
-            for key in memberKeys(before, after) {
+            for key in differingKeys(before, after).sorted() {
                 switch (before[key], after[key]) {
-                case (let was?, let now?):
-                    if was != now { diffUnequal(was, now, path: path + "/" + escapeToken(key), into: &ops) }
+                case (let was?, let now?): diffUnequal(was, now, path: path + "/" + escapeToken(key), into: &ops)
                 case (_?, nil): ops.append(.remove(path: path + "/" + escapeToken(key)))
                 case (nil, let now?): ops.append(.add(path: path + "/" + escapeToken(key), value: now))
                 case (nil, nil): break
@@ -120,11 +120,23 @@ public enum JSONPatch {
         }
     }
 
-    /// The keys of either object, sorted: the order ops come in. Two versions of one object
-    /// usually have the same keys, and then no union is built.
-    private static func memberKeys(_ before: [String: JSONValue], _ after: [String: JSONValue]) -> [String] {
-        if before.count == after.count, after.keys.allSatisfy({ before[$0] != nil }) { return after.keys.sorted() }
-        return Set(before.keys).union(after.keys).sorted()
+    /// The keys whose member was added, removed or changed, in no particular order.
+    private static func differingKeys(_ before: [String: JSONValue], _ after: [String: JSONValue]) -> [String] {
+        var keys: [String] = []
+        var kept = 0
+        for (key, now) in after {
+            if let was = before[key] {
+                kept += 1
+                if was != now { keys.append(key) }
+            } else {
+                keys.append(key)
+            }
+        }
+        // Every key of `before` is in `after` unless some were left over.
+        if kept < before.count {
+            for key in before.keys where after[key] == nil { keys.append(key) }
+        }
+        return keys
     }
 
     /// Applies `ops` in order. All or nothing: on error the caller's document is untouched

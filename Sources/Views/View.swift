@@ -55,17 +55,18 @@ struct Lens {
 }
 
 func gameSection(_ state: GameState) -> JSONValue {
-    .object([
+    let counts = state.challengeCounts
+    return .object([
         "title": .string(state.title),
         "day": .int(state.day),
         "points": .int(state.points),
         "earned": .int(state.earned),
         "spent": .int(state.spent),
-        "challenges_completed": .int(state.challengesCompleted),
-        "challenges_total": .int(state.challengesTotal),
-        "secrets_hidden": .int(state.secretsHidden),
-        "secrets_found": .int(state.secretsFound),
-        "secrets_completed": .int(state.secretsCompleted),
+        "challenges_completed": .int(counts.completed),
+        "challenges_total": .int(counts.total),
+        "secrets_hidden": .int(counts.secretsHidden),
+        "secrets_found": .int(counts.secretsFound),
+        "secrets_completed": .int(counts.secretsCompleted),
         "rewards_unlocked": .int(state.rewardsUnlocked),
         "rewards_total": .int(state.rewardsTotal),
         "final_badge": .bool(state.hasFinalBadge),

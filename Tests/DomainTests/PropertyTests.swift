@@ -121,6 +121,16 @@ struct RandomPlay {
             log.check(state.hasFinalBadge, "every reward unlocked but no badge")
         }
 
+        // The board's counts, made in one pass, agree with their definitions one by one.
+        let board = state.challenges.values
+        let expected = ChallengeCounts(
+            total: board.count { !$0.isSecret || $0.dare == .discovered },
+            completed: board.count { (!$0.isSecret || $0.dare == .discovered) && $0.isCompleted },
+            secretsHidden: board.count { $0.dare == .delivered },
+            secretsFound: board.count { $0.dare == .discovered },
+            secretsCompleted: board.count { $0.isSecret && $0.isCompleted })
+        log.check(state.challengeCounts == expected, "challenge counts \(state.challengeCounts) != \(expected)")
+
         // The timeline only grows, numbered 1...n, in time order.
         log.check(state.timeline.starts(with: before.timeline), "timeline rewritten")
         log.check(state.timeline.map(\.seq) == Array(1..<(state.timeline.count + 1)), "seqs")
