@@ -9,7 +9,7 @@ import Views
 public enum Codec {
     public static func newEvent(_ event: Event, idempotencyKey: String?) -> NewEvent {
         NewEvent(type: event.type, actor: event.actor.logName, at: event.at,
-                 idempotencyKey: idempotencyKey, payload: EventCoding.encode(event.change).serialized(sortedKeys: true))
+                 idempotencyKey: idempotencyKey, payload: EventCoding.payloadText(event.change))
     }
 
     public static func event(_ stored: StoredEvent) throws -> Event {

@@ -29,6 +29,36 @@ import Views
         }
     }
 
+    /// The fast path writes the hot changes straight to bytes; the log must not be able to tell.
+    @Test func payloadTextIsTheSortedTreeForEveryKind() throws {
+        let awkward = "Say \"hi\"\n\u{1} \u{e9}t\u{e9} \u{2713}"
+        let changes: [Change] = [
+            .gameSeeded(content: try ShippedSeed.content(), hash: "abc123"),
+            .characterClaimed(character: "mia", device: "dev-1", tokenHash: "h", takeover: true),
+            .characterUnclaimed(character: "sam"),
+            .challengeCompleted(challenge: "c01", option: .b, proof: .photo(url: "https://p.example/1.jpg"), forced: false, points: 35),
+            .challengeCompleted(challenge: "c02", option: .a, proof: nil, forced: true, points: 50),
+            .challengeCompleted(challenge: "c03", option: .a, proof: .text(awkward), forced: false, points: -1),
+            .challengeCompleted(challenge: "c04", option: .a, proof: .done, forced: false, points: 0),
+            .secretsDiscovered(challenges: ["s1", "s2"]),
+            .rewardUnlocked(reward: "r01", cost: 120, forced: false),
+            .rewardUnlocked(reward: "r09", cost: 0, forced: true),
+            .finalBadgeUnlocked(forced: false),
+            .finalBadgeUnlocked(forced: true),
+            .secretSaved(challenge: "s3", author: "priya", title: awkward, description: "Jump in the lake", points: 75),
+            .secretDelivered(challenge: "s3"),
+            .pointsAdjusted(delta: -5, reason: awkward),
+            .pointsAdjusted(delta: Int.min, reason: ""),
+            .daySet(day: 2),
+            .challengeSaved(challenge: "c16", fields: ChallengeFields(title: "Juggle", description: "Three", optionB: nil,
+                                                                      points: 40, difficulty: .medium, category: .physical), created: true),
+            .rewardSaved(reward: "r02", fields: RewardFields(from: "Sam", fromCharacter: "sam", title: "T", teaser: "t", type: .text, cost: 0, content: nil), created: false),
+        ]
+        for change in changes {
+            #expect(EventCoding.payloadText(change) == EventCoding.encode(change).serialized(sortedKeys: true), "\(change.type)")
+        }
+    }
+
     @Test func anUnknownTypeOrAMissingFieldIsAnErrorNotAGuess() throws {
         #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "points_stolen", payload: ["delta": 5]) }
         #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "points_adjusted", payload: ["delta": 5]) }
