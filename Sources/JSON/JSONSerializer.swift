@@ -41,16 +41,7 @@ extension JSONValue {
             buffer.append(0x5D)
         case .object(let members):
             if sortedKeys { return JSONValue.writeSortedObject(members, into: &buffer) }
-            buffer.append(0x7B)
-            var first = true
-            for (key, value) in members {
-                if !first { buffer.append(0x2C) }
-                first = false
-                JSONValue.writeQuotedString(key, into: &buffer)
-                buffer.append(0x3A)
-                value.write(to: &buffer, sortedKeys: false)
-            }
-            buffer.append(0x7D)
+            JSONValue.writeMembers(members, sortedKeys: false, into: &buffer)
         }
     }
 
@@ -59,14 +50,24 @@ extension JSONValue {
     /// without copying the dictionary to remove them.
     public static func writeSortedObject(_ members: [String: JSONValue], omitting: (String) -> Bool = { _ in false },
                                          into buffer: inout [UInt8]) {
+        var kept: [(key: String, value: JSONValue)] = []
+        kept.reserveCapacity(members.count)
+        for member in members where !omitting(member.key) { kept.append(member) }
+        kept.sort { $0.key < $1.key }
+        writeMembers(kept, sortedKeys: true, into: &buffer)
+    }
+
+    /// `{"key":value,...}` for the members in the order given.
+    private static func writeMembers(_ members: some Sequence<(key: String, value: JSONValue)>, sortedKeys: Bool,
+                                     into buffer: inout [UInt8]) {
         buffer.append(0x7B)
         var first = true
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) where !omitting(key) {
+        for (key, value) in members {
             if !first { buffer.append(0x2C) }
             first = false
             JSONValue.writeQuotedString(key, into: &buffer)
             buffer.append(0x3A)
-            value.write(to: &buffer, sortedKeys: true)
+            value.write(to: &buffer, sortedKeys: sortedKeys)
         }
         buffer.append(0x7D)
     }
