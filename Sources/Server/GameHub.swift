@@ -34,7 +34,7 @@ final class GameHub {
         self.lastSnapshotVersion = lastSnapshotVersion
         self.server = server
         for record in records {
-            idempotency.remember(IdempotencyKey(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
+            idempotency.remember(KeyDigest(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
                                  version: Int(record.version))
         }
     }
@@ -88,7 +88,7 @@ final class GameHub {
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
         let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.fingerprint)
-        if let key, let entry = idempotency[key] {
+        if let key, let entry = idempotency.lookup(key.digest) {
             switch entry {
             case .done(let remembered, let version):
                 guard remembered == fingerprint else { return target.error(request.id, mismatch(request)) }
@@ -124,12 +124,12 @@ final class GameHub {
             pending.append(entry)
             return
         }
-        if let key { idempotency[key] = .pending(entry) }
+        if let key { idempotency.markPending(key.digest, entry) }
         do {
             try write(entry, expected: expected, key: key)
         } catch {
             server.logger.error("cannot encode events", metadata: ["game": "\(name)", "error": "\(error)"])
-            if let key { idempotency[key] = nil }
+            if let key { idempotency.clearPending(key.digest) }
             rebuildSpeculative()
             return target.error(request.id, ProtocolError(.internal, "The server could not encode this change"))
         }
@@ -218,7 +218,7 @@ final class GameHub {
         var retry: [Waiter] = []
         for entry in failed {
             if let key = entry.key {
-                idempotency[key] = nil
+                idempotency.clearPending(key.digest)
                 retry += entry.waiters
             }
             entry.target.error(entry.request.id, error)
@@ -264,7 +264,7 @@ final class GameHub {
     private func finish(_ entry: PendingCommand, version: Int) {
         entry.target.ok(entry.request.id, version: version, result: entry.result)
         guard let key = entry.key, let fingerprint = entry.fingerprint else { return }
-        idempotency.remember(key, fingerprint, version: version)
+        idempotency.remember(key.digest, fingerprint, version: version)
         for waiter in entry.waiters {
             waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
         }

@@ -15,39 +15,57 @@ struct IdempotencyMemory {
     static let shardCount = 64
     static let chunkSize = 4_096
 
-    private var shards = [[KeyDigest: IdempotencyEntry]](repeating: [:], count: shardCount)
+    /// Committed keys. Plain values: a move or a copy of one counts no references.
+    private var shards = [[KeyDigest: Remembered]](repeating: [:], count: shardCount)
+    /// Keys whose first request is on its way to disk. A few hundred at most, so a small map of
+    /// their own that stays in cache: the large, cold one is touched only to look a key up, to
+    /// remember it once committed and to forget it.
+    private var pending: [KeyDigest: PendingCommand] = [:]
     /// Remembered keys in commit order; `order[0][orderHead...]` is still to be forgotten.
     private var order: [[(version: Int, key: KeyDigest)]] = []
     private var orderHead = 0
 
-    /// How many keys are remembered or pending.
-    var count: Int { shards.reduce(0) { $0 + $1.count } }
-
-    subscript(key: IdempotencyKey) -> IdempotencyEntry? {
-        get { shards[key.digest.shard][key.digest] }
-        set { shards[key.digest.shard][key.digest] = newValue }
+    private struct Remembered {
+        let fingerprint: Fingerprint
+        let version: Int
     }
 
-    /// Records a committed key; it is forgotten once the game is `window` versions past it.
-    mutating func remember(_ key: IdempotencyKey, _ fingerprint: Fingerprint, version: Int) {
-        self[key] = .done(fingerprint, version: version)
+    /// How many keys are remembered or pending.
+    var count: Int { shards.reduce(pending.count) { $0 + $1.count } }
+
+    func lookup(_ key: KeyDigest) -> IdempotencyEntry? {
+        if !pending.isEmpty, let command = pending[key] { return .pending(command) }
+        return shards[key.shard][key].map { .done($0.fingerprint, version: $0.version) }
+    }
+
+    /// The key's first request goes to disk; copies that arrive meanwhile wait on `command`.
+    mutating func markPending(_ key: KeyDigest, _ command: PendingCommand) { pending[key] = command }
+
+    /// The key's request failed before committing: the key is free again.
+    mutating func clearPending(_ key: KeyDigest) { pending[key] = nil }
+
+    /// Records a committed key (no longer pending); it is forgotten once the game is
+    /// `idempotency_window` versions past it.
+    mutating func remember(_ key: KeyDigest, _ fingerprint: Fingerprint, version: Int) {
+        if !pending.isEmpty { pending[key] = nil }
+        shards[key.shard][key] = Remembered(fingerprint: fingerprint, version: version)
         if order.isEmpty || order[order.count - 1].count == Self.chunkSize {
             var chunk: [(version: Int, key: KeyDigest)] = []
             chunk.reserveCapacity(Self.chunkSize)
             order.append(chunk)
         }
-        order[order.count - 1].append((version, key.digest))
+        order[order.count - 1].append((version, key))
     }
 
     /// Forgets every key remembered at `oldest` or before.
     mutating func forget(through oldest: Int) {
         while !order.isEmpty, orderHead < order[0].count, order[0][orderHead].version <= oldest {
             let key = order[0][orderHead].key
-            // One map operation: remove, and put back when the entry is not the one this slot
-            // remembers: the key was remembered again later (after a failed commit cleared it, or
-            // twice among the records loaded at start-up after the window was widened).
-            if let removed = shards[key.shard].removeValue(forKey: key) {
-                if case .done(_, let version) = removed, version <= oldest {} else { shards[key.shard][key] = removed }
+            // One map operation: remove, and put back when the entry is newer than this slot: the
+            // key was remembered twice (twice among the records loaded at start-up, after the
+            // window was widened), and this slot is the older one.
+            if let removed = shards[key.shard].removeValue(forKey: key), removed.version > oldest {
+                shards[key.shard][key] = removed
             }
             orderHead += 1
             if orderHead == Self.chunkSize {
