@@ -6,6 +6,15 @@ public enum Wire {
     public static let protocolVersion = 1
 
     public static func reply(id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false) -> [UInt8] {
+        reply(id: id, version: version, replayed: replayed) { result.write(to: &$0) }
+    }
+
+    /// The same with the result already encoded (a keyed command's, made once for the log).
+    public static func reply(id: RequestID, version: Int?, encodedResult: [UInt8], replayed: Bool = false) -> [UInt8] {
+        reply(id: id, version: version, replayed: replayed) { $0 += encodedResult }
+    }
+
+    private static func reply(id: RequestID, version: Int?, replayed: Bool, result: (inout [UInt8]) -> Void) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(96)
         out += #"{"id":"#.utf8
@@ -17,7 +26,7 @@ public enum Wire {
         }
         if replayed { out += #","replayed":true"#.utf8 }
         out += #","result":"#.utf8
-        result.write(to: &out)
+        result(&out)
         out += "}\n".utf8
         return out
     }

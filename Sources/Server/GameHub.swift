@@ -149,8 +149,13 @@ final class GameHub {
         let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: key?.key) }
         var records: [IdempotencyRecord] = []
         if let key {
+            // Encoded once: the log keeps this text and the replies reuse its bytes.
+            var encoded: [UInt8] = []
+            encoded.reserveCapacity(128)
+            entry.result.write(to: &encoded, sortedKeys: true)
+            entry.encodedResult = encoded
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint?.hex ?? "",
-                                             reply: entry.result.serialized(sortedKeys: true),
+                                             reply: String(decoding: encoded, as: UTF8.self),
                                              version: Int64(expected + entry.events.count)))
         }
         var snapshot: Snapshot?
@@ -262,12 +267,17 @@ final class GameHub {
     }
 
     private func finish(_ entry: PendingCommand, version: Int) {
-        entry.target.ok(entry.request.id, version: version, result: entry.result)
+        func answer(_ target: ReplyTarget, _ id: RequestID, replayed: Bool) {
+            if let encoded = entry.encodedResult {
+                target.ok(id, version: version, encodedResult: encoded, replayed: replayed)
+            } else {
+                target.ok(id, version: version, result: entry.result, replayed: replayed)
+            }
+        }
+        answer(entry.target, entry.request.id, replayed: false)
         guard let key = entry.key, let fingerprint = entry.fingerprint else { return }
         idempotency.remember(key.digest, fingerprint, version: version)
-        for waiter in entry.waiters {
-            waiter.target.ok(waiter.request.id, version: version, result: entry.result, replayed: true)
-        }
+        for waiter in entry.waiters { answer(waiter.target, waiter.request.id, replayed: true) }
     }
 
     /// One patch per distinct viewer with subscribers, re-projecting only what this
@@ -352,6 +362,8 @@ final class PendingCommand {
     let onCommitted: ((GameState) -> Void)?
     /// Copies of a keyed request that arrived while this one was on its way to disk.
     var waiters: [Waiter] = []
+    /// `result` as the log stores it, for a keyed command: its replies reuse these bytes.
+    var encodedResult: [UInt8]?
 
     init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
          key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?) {

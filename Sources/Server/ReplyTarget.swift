@@ -14,6 +14,12 @@ struct ReplyTarget {
         connection.fill(slot: slot, with: line, error: nil)
     }
 
+    /// The same, with a result already encoded.
+    func ok(_ id: RequestID, version: Int?, encodedResult: [UInt8], replayed: Bool = false) {
+        connection.fill(slot: slot, with: Wire.reply(id: id, version: version, encodedResult: encodedResult, replayed: replayed),
+                        error: nil)
+    }
+
     func error(_ id: RequestID?, _ error: ProtocolError, version: Int? = nil) {
         connection.fill(slot: slot, with: Wire.error(id: id, error, version: version), error: error.code)
     }
