@@ -144,7 +144,8 @@ final class ClientConnection {
         let index = slot - firstSlot
         guard !isClosing, index >= 0, index < slots.count else { return }
         slots[index] = Slot(bytes: bytes, error: error)
-        claimSlots.remove(slot)
+        // Nearly always empty: skip hashing the slot for every reply.
+        if !claimSlots.isEmpty { claimSlots.remove(slot) }
         pump()
     }
 
