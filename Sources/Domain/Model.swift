@@ -172,11 +172,16 @@ public struct GameState: Sendable, Equatable, Codable {
 public struct ChallengeCounts: Sendable, Equatable {
     /// On the board: not a secret dare still hidden from it.
     public var total = 0
+    /// On the board and completed.
     public var completed = 0
+    /// Secret dares delivered but not yet discovered.
     public var secretsHidden = 0
+    /// Secret dares discovered: on the board now.
     public var secretsFound = 0
+    /// Secret dares completed.
     public var secretsCompleted = 0
 
+    /// The counts as given; `GameState.challengeCounts` makes the real ones.
     public init(total: Int = 0, completed: Int = 0, secretsHidden: Int = 0, secretsFound: Int = 0, secretsCompleted: Int = 0) {
         self.total = total
         self.completed = completed

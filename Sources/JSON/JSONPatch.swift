@@ -20,25 +20,6 @@ public enum PatchOp: Sendable, Hashable {
         }
     }
 
-    /// Appends the wire form as `json` would serialize it, without building the object first:
-    /// it runs for every op of every patch sent.
-    public func write(to buffer: inout [UInt8]) {
-        let (op, path, value): (String, String, JSONValue?) = switch self {
-        case .add(let path, let value): ("add", path, value)
-        case .remove(let path): ("remove", path, nil)
-        case .replace(let path, let value): ("replace", path, value)
-        }
-        buffer.append(contentsOf: #"{"op":""#.utf8)
-        buffer.append(contentsOf: op.utf8)
-        buffer.append(contentsOf: #"","path":"#.utf8)
-        JSONValue.writeQuotedString(path, into: &buffer)
-        if let value {
-            buffer.append(contentsOf: #","value":"#.utf8)
-            value.write(to: &buffer)
-        }
-        buffer.append(0x7D)
-    }
-
     /// Reads the wire form; refuses other ops (`move`, `copy`, `test`) and missing members.
     public init(json: JSONValue) throws(JSONPatchError) {
         guard let op = json["op"]?.stringValue else {

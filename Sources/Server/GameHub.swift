@@ -13,7 +13,7 @@ final class GameHub {
     private(set) var durable: GameState
     private(set) var speculative: GameState
     private var pending = FIFO<PendingCommand>()
-    private var idempotency = IdempotencyMemory()
+    private var idempotency = IdempotencyMemory<PendingCommand>()
     private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
@@ -174,8 +174,13 @@ final class GameHub {
             return target.error(request.id, ProtocolError(.unavailable,
                 "The first answer to this request cannot be read back right now; nothing was committed, try again"))
         }
-        let result = (try? JSONParser.parse(Array(reply.utf8))) ?? .object([:])
-        target.ok(request.id, version: version, result: result, replayed: true)
+        // The stored text is the first answer's own bytes: sent as they are, so a retry sees the
+        // very same result, once they are known to be JSON.
+        let bytes = Array(reply.utf8)
+        guard (try? JSONParser.parse(bytes)) != nil else {
+            return target.ok(request.id, version: version, result: .object([:]), replayed: true)
+        }
+        target.ok(request.id, version: version, encodedResult: bytes, replayed: true)
     }
 
     private func mismatch(_ request: Request) -> ProtocolError {

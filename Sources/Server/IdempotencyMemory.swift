@@ -11,16 +11,16 @@
 ///   trimming never copy more than one chunk's entries.
 ///
 /// Loop thread only, like the hub that owns it.
-struct IdempotencyMemory {
-    static let shardCount = 64
-    static let chunkSize = 4_096
+struct IdempotencyMemory<Pending: AnyObject> {
+    static var chunkSize: Int { 4_096 }
 
     /// Committed keys. Plain values: a move or a copy of one counts no references.
-    private var shards = [[KeyDigest: Remembered]](repeating: [:], count: shardCount)
-    /// Keys whose first request is on its way to disk. A few hundred at most, so a small map of
-    /// their own that stays in cache: the large, cold one is touched only to look a key up, to
-    /// remember it once committed and to forget it.
-    private var pending: [KeyDigest: PendingCommand] = [:]
+    private var shards = [[KeyDigest: Remembered]](repeating: [:], count: KeyDigest.shardCount)
+    /// Keys whose first request is on its way to disk, one per keyed command in flight (a few
+    /// hundred under heavy load), each with what its copies wait on. A small map of their own
+    /// that stays in cache: the large, cold one is touched only to look a key up, to remember it
+    /// once committed and to forget it.
+    private var pending: [KeyDigest: Pending] = [:]
     /// Remembered keys in commit order; `order[0][orderHead...]` is still to be forgotten.
     private var order: [[(version: Int, key: KeyDigest)]] = []
     private var orderHead = 0
@@ -33,13 +33,13 @@ struct IdempotencyMemory {
     /// How many keys are remembered or pending.
     var count: Int { shards.reduce(pending.count) { $0 + $1.count } }
 
-    func lookup(_ key: KeyDigest) -> IdempotencyEntry? {
+    func lookup(_ key: KeyDigest) -> IdempotencyEntry<Pending>? {
         if !pending.isEmpty, let command = pending[key] { return .pending(command) }
         return shards[key.shard][key].map { .done($0.fingerprint, version: $0.version) }
     }
 
     /// The key's first request goes to disk; copies that arrive meanwhile wait on `command`.
-    mutating func markPending(_ key: KeyDigest, _ command: PendingCommand) { pending[key] = command }
+    mutating func markPending(_ key: KeyDigest, _ command: Pending) { pending[key] = command }
 
     /// The key's request failed before committing: the key is free again.
     mutating func clearPending(_ key: KeyDigest) { pending[key] = nil }
@@ -124,17 +124,19 @@ struct KeyDigest: Hashable {
         }
     }
 
+    static let shardCount = 64
+
     /// Which of `IdempotencyMemory`'s dictionaries holds it. The dictionary hashes `low` again
     /// with its own seed, so the bits used here do not crowd its buckets.
-    var shard: Int { Int(high % UInt64(IdempotencyMemory.shardCount)) }
+    var shard: Int { Int(high % UInt64(Self.shardCount)) }
 
     func hash(into hasher: inout Hasher) { hasher.combine(low) }
 }
 
-enum IdempotencyEntry {
+enum IdempotencyEntry<Pending> {
     /// Committed: the request's digest, to tell a retry from another request under the same
     /// key, and the version whose record in the log holds the reply.
     case done(Fingerprint, version: Int)
     /// On its way to disk; copies of the request that arrive meanwhile wait on the command.
-    case pending(PendingCommand)
+    case pending(Pending)
 }

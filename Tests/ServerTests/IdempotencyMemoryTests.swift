@@ -2,17 +2,20 @@
 import SeededRandom
 import Testing
 
+/// What a pending key's copies would wait on; the hub uses its pending command.
+private final class Waiting {}
+
 @Suite struct IdempotencyMemoryTests {
     /// A random run of commits, re-uses and window moves, checked at every step against a plain
     /// dictionary model: sharding and chunking must change nothing that can be observed.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func matchesAPlainDictionary(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        var memory = IdempotencyMemory()
+        var memory = IdempotencyMemory<Waiting>()
         var model: [KeyDigest: Int] = [:]
         var version = 0
         // Spans several order chunks, so trimming crosses chunk boundaries many times.
-        for step in 0..<(IdempotencyMemory.chunkSize * 5) {
+        for step in 0..<(IdempotencyMemory<Waiting>.chunkSize * 5) {
             let key = KeyDigest(owner: "player-\(random.next() % 5)", key: "k\(random.next() % 30_000)")
             version += 1 + Int(random.next() % 3)
             if memory.lookup(key) == nil {
@@ -37,9 +40,32 @@ import Testing
         #expect(memory.count == 0)
     }
 
+    @Test func aPendingKeyBecomesRememberedOrFreeAgain() {
+        var memory = IdempotencyMemory<Waiting>()
+        let committed = KeyDigest(owner: "ana", key: "first")
+        let failed = KeyDigest(owner: "ana", key: "second")
+        let first = Waiting(), second = Waiting()
+        memory.markPending(committed, first)
+        memory.markPending(failed, second)
+        #expect(memory.count == 2)
+        guard case .pending(let waiting)? = memory.lookup(committed) else {
+            Issue.record("a pending key is not found")
+            return
+        }
+        #expect(waiting === first)
+        // Forgetting by version never touches a key still on its way to disk.
+        memory.forget(through: 1_000)
+        #expect(memory.count == 2)
+        memory.remember(committed, Fingerprint(digestOf: "x"), version: 3)
+        memory.clearPending(failed)
+        if case .done(_, let version)? = memory.lookup(committed) { #expect(version == 3) } else { Issue.record("not remembered") }
+        #expect(memory.lookup(failed) == nil)
+        #expect(memory.count == 1)
+    }
+
     @Test func aKeyRememberedTwiceOutlivesItsOlderSlot() {
         // As at start-up, when the records of a widened window hold one key twice.
-        var memory = IdempotencyMemory()
+        var memory = IdempotencyMemory<Waiting>()
         let key = KeyDigest(owner: "ana", key: "reused")
         memory.remember(key, Fingerprint(digestOf: "first"), version: 1)
         memory.remember(KeyDigest(owner: "ben", key: "other"), Fingerprint(digestOf: "x"), version: 2)
