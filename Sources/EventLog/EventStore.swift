@@ -165,8 +165,11 @@ public final class EventStore {
     /// The game's idempotency records for versions after `afterVersion`, in commit order (to
     /// rebuild an in-memory map): those carried by events, and those with a row of their own.
     /// A command's record on its event comes before a record written later at the same version
-    /// (a keyed command that changed nothing).
-    public func idempotencyRecords(game: String, afterVersion: Int64 = 0) throws(StorageError) -> [IdempotencyRecord] {
+    /// (a keyed command that changed nothing). With `replies: false` each record's reply is left
+    /// empty: the server's start-up keeps only digests and versions, and a window of 100,000
+    /// replies would be text made only to be thrown away.
+    public func idempotencyRecords(game: String, afterVersion: Int64 = 0,
+                                   replies: Bool = true) throws(StorageError) -> [IdempotencyRecord] {
         // Schema 1 kept every record in the idempotency table.
         let statement = try connection.statement(schemaVersion < 2 ? """
             SELECT identity, key, fingerprint, reply, version FROM idempotency
@@ -188,7 +191,7 @@ public final class EventStore {
         while try statement.step() {
             records.append(IdempotencyRecord(
                 identity: statement.string(0), key: statement.string(1),
-                fingerprint: statement.string(2), reply: statement.string(3), version: statement.int64(4)))
+                fingerprint: statement.string(2), reply: replies ? statement.string(3) : "", version: statement.int64(4)))
         }
         return records
     }

@@ -31,6 +31,11 @@ import Testing
             let found = try #require(records.first { $0.identity == retry.identity && $0.key == retry.key })
             #expect(found.fingerprint != retry.fingerprint)
             #expect(found.reply == #"{"ok":true,"version":1}"#)
+            // Without replies: the same records, the reply text left out.
+            let bare = try reopened.idempotencyRecords(game: "g", replies: false)
+            #expect(bare.map(\.reply) == ["", ""])
+            #expect(bare.map { [$0.identity, $0.key, $0.fingerprint] } == records.map { [$0.identity, $0.key, $0.fingerprint] })
+            #expect(bare.map(\.version) == records.map(\.version))
         }
     }
 
