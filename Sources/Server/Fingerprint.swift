@@ -1,7 +1,8 @@
 import Crypto
 
-/// A request's digest (`Secrets.digest`) as two words: what the idempotency map keeps per key
-/// instead of the 32-character text, which would be a heap string per remembered key.
+/// A request's digest, the first 128 bits of SHA-256 over its canonical text, as two words: what
+/// the idempotency map keeps per key instead of the 32 hex digits the log stores, which would be
+/// a heap string per remembered key.
 struct Fingerprint: Hashable {
     let high: UInt64
     let low: UInt64
@@ -11,8 +12,8 @@ struct Fingerprint: Hashable {
         self.low = low
     }
 
-    /// The first 128 bits of SHA-256 over `text`'s UTF-8 bytes (`Secrets.digest` is its hex
-    /// form), made without hex text in between, which showed in profiles of keyed mutations.
+    /// The first 128 bits of SHA-256 over `text`'s UTF-8 bytes, made without hex text in between,
+    /// which showed in profiles of keyed mutations.
     init(digestOf text: String) {
         var text = text
         // Hashed where the string keeps its bytes: no copy into a `Data` for every keyed mutation.
@@ -25,7 +26,7 @@ struct Fingerprint: Hashable {
         self.init(high: high, low: low)
     }
 
-    /// The 32 lower-case hex digits the log stores, `Secrets.digest`'s form.
+    /// The 32 lower-case hex digits the log stores.
     var hex: String {
         withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Secrets.hex($0) }
     }

@@ -16,11 +16,6 @@ public enum Secrets {
         hex(SHA256.hash(data: Data(token.utf8)))
     }
 
-    /// 128 bits of SHA-256 as hex: enough to tell two requests apart, short enough to keep.
-    public static func digest(_ text: String) -> String {
-        Fingerprint(digestOf: text).hex
-    }
-
     /// Content hash of a seed, over its canonical encoding so whitespace does not matter.
     public static func hash(data: Data) -> String {
         hex(SHA256.hash(data: data))

@@ -30,18 +30,10 @@ struct DirectWriteTests {
             queuedRightAfterWrite = connection.queuedWriteBytes
             startReading.signal()
         }
-        onNewThread {
-            do {
-                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
-                startReading.wait()
-                while let line = try socket.readLine(timeoutMilliseconds: 10_000) {
-                    received.withLock { $0.lines.append(String(decoding: line.prefix(7), as: UTF8.self)) }
-                }
-                socket.close()
-            } catch {
-                received.withLock { $0.error = "\(error)" }
-            }
-            notify.send()
+        readLinesOnNewThread(port: port, after: startReading, peerDone: notify) { line in
+            received.withLock { $0.lines.append(String(decoding: line.prefix(7), as: UTF8.self)) }
+        } failed: { error in
+            received.withLock { $0.error = error }
         }
         expectLoopClosesCleanly(loop)
         let result = received.withLock { $0 }
@@ -66,16 +58,14 @@ struct DirectWriteTests {
             }
             connection.closeAfterFlush()
         }
-        onNewThread {
-            if let socket = try? BlockingLineSocket(host: "127.0.0.1", port: port) {
-                while let line = try? socket.readLine(timeoutMilliseconds: 10_000) {
-                    received.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
-                }
-                socket.close()
-            }
-            notify.send()
+        let failure = Locked<String?>(nil)
+        readLinesOnNewThread(port: port, peerDone: notify) { line in
+            received.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+        } failed: { error in
+            failure.withLock { $0 = error }
         }
         expectLoopClosesCleanly(loop)
+        #expect(failure.withLock { $0 } == nil)
         #expect(received.withLock { $0 } == (0..<100).map { "line \($0)" })
         #expect(queuedAfterWrites == Array(repeating: 0, count: 100))
         #expect(drains == 0)

@@ -48,3 +48,22 @@ func serverUntilPeerIsDone(_ loop: EventLoop,
     server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0, onConnection: onConnection)
     return (try #require(server?.localPort), try #require(wakeup))
 }
+
+/// The peer of `serverUntilPeerIsDone`, on a new thread: connects to `port` (with a small
+/// receive buffer, so a large write cannot all fit in the kernel at once), waits for `start` if
+/// given, hands each line to `line` until the server hangs up, then tells `peerDone`. An error
+/// goes to `failed` instead.
+func readLinesOnNewThread(port: Int, after start: DispatchSemaphore? = nil, peerDone: AsyncWakeup,
+                          line: @escaping @Sendable ([UInt8]) -> Void, failed: @escaping @Sendable (String) -> Void) {
+    onNewThread {
+        do {
+            let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
+            start?.wait()
+            while let next = try socket.readLine(timeoutMilliseconds: 10_000) { line(next) }
+            socket.close()
+        } catch {
+            failed("\(error)")
+        }
+        peerDone.send()
+    }
+}

@@ -215,19 +215,10 @@ struct TCPTests {
                 startReading.signal()
             }
         }
-        onNewThread {
-            do {
-                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
-                startReading.wait()
-                while let line = try socket.readLine(timeoutMilliseconds: 10_000) {
-                    peerResult.withLock { $0.lines += 1; $0.bytes += line.count + 1 }
-                }
-                socket.close()
-            } catch {
-                peerResult.withLock { $0.error = "\(error)" }
-                startReading.signal()
-            }
-            notify.send()
+        readLinesOnNewThread(port: port, after: startReading, peerDone: notify) { line in
+            peerResult.withLock { $0.lines += 1; $0.bytes += line.count + 1 }
+        } failed: { error in
+            peerResult.withLock { $0.error = error }
         }
         expectLoopClosesCleanly(loop)
         let result = peerResult.withLock { $0 }
