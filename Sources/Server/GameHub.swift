@@ -85,6 +85,14 @@ final class GameHub {
     /// writer. The reply goes out only once the events are durable.
     func submit(_ command: Command, request: Request, identity: Identity?, target: ReplyTarget,
                 onCommitted: ((GameState) -> Void)? = nil, result makeResult: ((GameState) -> JSONValue)? = nil) {
+        // A takeover or an unclaim decided ahead of this command ends the token here, not only
+        // once it is on disk: commands are decided in order, and the old token stops working at
+        // that point in the order. (Its connections get `bye` when the change commits.)
+        if case .character(let id, let tokenHash)? = identity,
+           speculative.characters[id]?.tokenHashes.contains(tokenHash) != true {
+            return target.error(request.id, ProtocolError(.unauthenticated,
+                "This session's token no longer works: the character was taken over or unclaimed"))
+        }
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
         let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.fingerprint)

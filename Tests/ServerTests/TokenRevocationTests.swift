@@ -1,0 +1,52 @@
+import Foundation
+import JSON
+import Testing
+@testable import EventLog
+
+/// "The old token stops working at once" (GAME.md): at its place in the order of commands,
+/// not when the takeover reaches the disk.
+@Suite struct TokenRevocationTests {
+    /// One connection's requests are decided in order, and a claim holds the ones behind it
+    /// until it is answered, so the race is between connections: the old device's command
+    /// arrives after the takeover was decided and before it is on disk.
+    @Test func aMutationDecidedAfterATakeoverOfItsTokenIsRefused() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
+        defer { try? server.stop() }
+        let oldDevice = try server.connect()
+        oldDevice.label = "old device"
+        try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
+        let newDevice = try server.connect()
+        newDevice.label = "new device"
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        let before = try admin.currentVersion()
+
+        // Another connection holds SQLite's write lock: the takeover is decided but cannot commit.
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
+        // A refused `expect` names the version commands are decided at: it moves past `before`
+        // once the takeover has been decided.
+        var decided = false
+        for _ in 0..<1_000 where !decided {
+            let probe = try admin.call("adjust_points", ["delta": 1, "reason": "probe", "expect": 0])
+            #expect(probe.errorCode == "version_conflict")
+            decided = probe.versionNumber == before + 1
+        }
+        try #require(decided, "the takeover was never decided")
+
+        let late = try oldDevice.call("adjust_points", ["delta": 5, "reason": "sent with the old token"])
+        #expect(late.errorCode == "unauthenticated", "\(late.serialized())")
+
+        try locker.executeForTesting("ROLLBACK")
+        #expect(try newDevice.reply(to: takeover)["ok"] == true)
+        #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+        #expect(try admin.currentVersion() == before + 1, "only the takeover committed")
+        let types = try admin.allEvents().compactMap { $0["type"]?.stringValue }
+        #expect(types.last == "character_claimed")
+    }
+}
