@@ -106,12 +106,8 @@ extension GameServer {
         do {
             let rows = try reader.events(game: hub.name, after: Int64(after), limit: limit)
             let list: [JSONValue] = rows.map { row in
-                var data = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
-                // Token hashes stay in the log: they are nobody's business, not even the organizer's.
-                if case .object(var fields) = data, fields["token_hash"] != nil {
-                    fields["token_hash"] = nil
-                    data = .object(fields)
-                }
+                let stored = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
+                let data = EventRedaction.redacted(type: row.type, data: stored)
                 return .object(["version": .int(Int(row.version)), "type": .string(row.type), "actor": .string(row.actor),
                                 "at": .string(formatTimestamp(row.at)), "data": data])
             }
