@@ -66,11 +66,17 @@ public struct LineFramer: Sendable {
         }
     }
 
+    /// Empty, or only JSON's insignificant whitespace (space, tab, carriage return): a line a
+    /// person or a script can send by accident, which is not a request.
+    private static func isBlank(_ line: [UInt8]) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+
     private mutating func finishLine(into output: inout [FramedLine]) {
         if pending.last == 0x0D { pending.removeLast() }
         if pending.count > maxLineBytes {
             output.append(.tooLong)
-        } else if !pending.isEmpty {
+        } else if !Self.isBlank(pending) {
             // An exact-size copy: the emitted line must not pin `pending`'s capacity, and
             // `pending` stays uniquely owned so its storage is reused for the next line.
             output.append(.line(Array(pending)))

@@ -1,14 +1,15 @@
 import Protocol
 import Testing
 
-/// The reference behaviour: the standard library's split, minus blank lines and one `\r`.
+/// The reference behaviour: the standard library's split, minus one `\r` and blank lines (empty,
+/// or only spaces, tabs and carriage returns).
 /// Only complete lines count, so bytes after the last `\n` are left out.
 private func expectedLines(_ input: [UInt8], maxLineBytes: Int) -> [FramedLine] {
     let complete = input[..<(input.lastIndex(of: 0x0A) ?? 0)]
     return complete.split(separator: 0x0A, omittingEmptySubsequences: false).compactMap { raw in
         var line = Array(raw)
         if line.last == 0x0D { line.removeLast() }
-        if line.isEmpty { return nil }
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
         return line.count > maxLineBytes ? .tooLong : .line(line)
     }
 }
@@ -61,6 +62,11 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
         // Only one `\r` is stripped; a lone `\r` elsewhere is content.
         #expect(framer.feed(bytes("c\r\r\n\rd\n")) == [.line(bytes("c\r")), .line(bytes("\rd"))])
         #expect(framer.bufferedByteCount == 0)
+    }
+
+    @Test func linesOfOnlyWhitespaceAreBlank() {
+        var framer = LineFramer(maxLineBytes: 100)
+        #expect(framer.feed(bytes("  \n\t\r\n \t \r\r\n{}\n \u{0B}\n")) == [.line(bytes("{}")), .line(bytes(" \u{0B}"))])
     }
 
     @Test func partialLineIsHeldUntilItsNewline() {
