@@ -18,6 +18,8 @@ final class GameHub {
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
     private var views: [Viewer: CachedView] = [:]
+    /// Wrong PINs of this game's characters.
+    var pinGuard = PinGuard()
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
     private unowned let server: GameServer
@@ -84,7 +86,8 @@ final class GameHub {
     /// Decides a command against the speculative state and hands its events to the
     /// writer. The reply goes out only once the events are durable.
     func submit(_ command: Command, request: Request, identity: Identity?, target: ReplyTarget,
-                onCommitted: ((GameState) -> Void)? = nil, result makeResult: ((GameState) -> JSONValue)? = nil) {
+                onCommitted: ((GameState) -> Void)? = nil, onRefused: ((ErrorCode) -> Void)? = nil,
+                result makeResult: ((GameState) -> JSONValue)? = nil) {
         // A takeover or an unclaim decided ahead of this command ends the token here, not only
         // once it is on disk: commands are decided in order, and the old token stops working at
         // that point in the order. (Its connections get `bye` when the change commits.)
@@ -115,7 +118,10 @@ final class GameHub {
         let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock())
         let events: [Event]
         switch decide(speculative, command, context) {
-        case .failure(let rejection): return target.error(request.id, ProtocolError(rejection))
+        case .failure(let rejection):
+            let error = ProtocolError(rejection)
+            onRefused?(error.code)
+            return target.error(request.id, error)
         case .success(let decided): events = decided
         }
         let expected = speculative.version

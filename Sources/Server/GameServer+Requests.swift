@@ -91,11 +91,23 @@ extension GameServer {
 
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
                        connection: ClientConnection, target: ReplyTarget) {
+        if pin != nil, let until = hub.pinGuard.closedUntil(character, now: clock()) {
+            let seconds = (until - clock() + 999) / 1000
+            return target.error(request.id, ProtocolError(.rateLimited,
+                "Too many wrong PINs for \(character): try again in \(seconds) s"))
+        }
         let token = Secrets.newToken()
         let hash = Secrets.hash(token)
         // No identity yet, so no idempotency key applies: each claim mints a new token.
         hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: request, identity: nil, target: target,
-                   onCommitted: { [unowned connection] _ in connection.signIn(.character(character, tokenHash: hash), hub: hub) },
+                   onCommitted: { [unowned connection] _ in
+                       if pin != nil { hub.pinGuard.rightPin(character) }
+                       connection.signIn(.character(character, tokenHash: hash), hub: hub)
+                   },
+                   onRefused: { [unowned self] code in
+                       // `forbidden` is a claim's answer to a wrong PIN, and to nothing else.
+                       if pin != nil, code == .forbidden { hub.pinGuard.wrongPin(character, now: self.clock()) }
+                   },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),
                                 "role": state.characters[character].map { .string($0.role.rawValue) } ?? .null])
