@@ -50,7 +50,7 @@ public final class GameServer {
         self.clock = clock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
-        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        try Self.prepareDataFiles(config)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
         if let file = key.file {
@@ -80,6 +80,21 @@ public final class GameServer {
                                  lastSnapshotVersion: state.snapshotVersion, server: self)
         }
         try startLoopHandles()
+    }
+
+    /// The log holds PINs, gift contents and dares, so a data directory and log this server
+    /// creates are its owner's alone, like the admin key. SQLite gives the WAL and its index the
+    /// log's own mode. Existing files keep the mode someone chose for them.
+    private static func prepareDataFiles(_ config: ServerConfig) throws {
+        let files = FileManager.default
+        try files.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
+                                  attributes: [.posixPermissions: 0o700])
+        if !files.fileExists(atPath: config.databasePath) {
+            // An empty file is a new database to SQLite.
+            guard files.createFile(atPath: config.databasePath, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw ServerError.startup("Cannot create the event log \(config.databasePath)")
+            }
+        }
     }
 
     public static let wallClock: @Sendable () -> Millis = { Millis((Date().timeIntervalSince1970 * 1000).rounded()) }
