@@ -200,24 +200,42 @@ extension GameClient {
             try handlePush(message)
             return nil
         }
-        guard let id = message["id"]?.intValue else { return nil }
+        let id: Int
+        if let number = message["id"]?.intValue {
+            id = number
+        } else if message["ok"]?.boolValue == false {
+            // A line the server could not read (too long, say) is refused with `"id": null`, in
+            // its place among the replies: it answers the oldest request still unanswered here.
+            if awaiting != nil { return message }
+            guard let oldest = oldestUnanswered() else { return nil }
+            id = oldest
+        } else {
+            return nil
+        }
         if id == awaiting { return message }
-        if resolve(id: id, message) {
+        let resolved = resolve(id: id, message)
+        if resolved.refusedResubscribe {
             // The resubscribe that cures a gap was refused: ask again, or the mirror would stay frozen.
             resubscribeInBackground()
         }
+        if let late = resolved.late { emit([late]) }
         return nil
     }
 
-    /// Returns true when the refused request was the reader's own resubscribe after a gap.
+    private func oldestUnanswered() -> Int? {
+        locked { pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.id).min() }
+    }
+
+    /// `refusedResubscribe` when the refused request was the reader's own resubscribe after a
+    /// gap; `late` when the answer is to a mutation nobody waits for any more.
     @discardableResult
-    func resolve(id: Int, _ message: JSONValue) -> Bool {
+    func resolve(id: Int, _ message: JSONValue) -> (refusedResubscribe: Bool, late: ClientEvent?) {
         state.lock()
         defer {
             state.broadcast()
             state.unlock()
         }
-        guard let entry = pending[id], entry.outcome == nil else { return false }
+        guard let entry = pending[id], entry.outcome == nil else { return (false, nil) }
         if message["ok"]?.boolValue == true {
             let result = message["result"] ?? .object([:])
             entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
@@ -240,7 +258,8 @@ extension GameClient {
                 message: error?["message"]?.stringValue ?? "refused")))
         }
         if !entry.awaited || entry.abandoned { pending[id] = nil }
-        return entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true
+        let late = entry.abandoned ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, $0) } : nil
+        return (entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true, late)
     }
 
     func handlePush(_ message: JSONValue) throws {

@@ -159,14 +159,15 @@ public final class GameClient: @unchecked Sendable {
             if readerDone { entry.outcome = .failure(.closed); break }
             if !state.wait(until: deadline) { break }
         }
+        var outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
         if entry.outcome == nil && MutationOps.all.contains(entry.op) {
             // It may have committed: keep it, so a reconnect still re-sends it with its key and
-            // the server replays rather than applies it twice. Nobody waits for it any more.
+            // the server replays rather than applies it twice. Its answer goes to the observer.
             entry.abandoned = true
+            outcome = .failure(.unconfirmed(op: entry.op))
         } else {
             pending[entry.id] = nil
         }
-        let outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
         state.unlock()
         return try outcome.get()
     }

@@ -38,6 +38,11 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     case refused(ServerRefusal)
     /// No reply within the request's timeout (the client may still be reconnecting).
     case timedOut(op: String)
+    /// A mutation got no reply within its timeout and may have been applied. The client keeps
+    /// it and sends it again, with its idempotency key, once it reconnects: it is applied at
+    /// most once, and its reply comes later as `ClientEvent.lateReply`. Sending the same change
+    /// again as a new request would apply it twice.
+    case unconfirmed(op: String)
     /// The client was closed before a reply came.
     case closed
     /// The first connection could not be made.
@@ -49,6 +54,9 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .refused(let refusal): refusal.message
         case .timedOut(let op): "no reply to \(op) in time (is the server running?)"
+        case .unconfirmed(let op):
+            "no reply to \(op) yet (is the server running?). It is kept and sent again once the connection is back, "
+                + "and applied at most once; its answer will show when it comes. Do not repeat it."
         case .closed: "the connection is closed"
         case .connectFailed(let why): "cannot connect: \(why)"
         case .protocolViolation(let why): "protocol violation: \(why)"
@@ -80,6 +88,8 @@ public enum ClientEvent: Sendable {
     case reconnected
     /// The saved session no longer works (unclaimed, taken over, wrong key): signed out.
     case sessionLost(reason: String)
+    /// The answer to a mutation whose wait ended with `ClientError.unconfirmed`.
+    case lateReply(op: String, Result<Reply, ClientError>)
 }
 
 /// How the client signs in again after a reconnect.

@@ -10,7 +10,8 @@ struct Admin: ParsableCommand {
         discussion: """
             Signs in with the admin key: --key, else BQ_ADMIN_KEY, else DIR/admin.key with --data DIR.
             Each operation is a one-shot subcommand that exits non-zero with the server's message when
-            refused; `console` runs them interactively and asks before destructive ones.
+            refused (1), or 75 when no reply came in time and the change may or may not have been
+            applied; `console` runs them interactively and asks before destructive ones.
             """,
         subcommands: [AdminStatus.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
                       AdminForceComplete.self, AdminForceUnlock.self, AdminFinalBadge.self, AdminUnclaim.self,
@@ -18,6 +19,9 @@ struct Admin: ParsableCommand {
                       AdminAddReward.self, AdminEditReward.self])
 
     @OptionGroup var connection: AdminConnectionOptions
+
+    /// EX_TEMPFAIL: a script can tell "the outcome is unknown" from a refusal.
+    static let exitUnconfirmed: Int32 = 75
 }
 
 /// Where the server is and how to sign in; shared by every `bq admin` subcommand.
@@ -83,6 +87,11 @@ extension AdminOperation {
         try connection.withContext { context in
             do throws(ClientError) {
                 for line in try perform(context) { context.terminal.line(line) }
+            } catch .unconfirmed(let op) {
+                // This process ends here, so nothing will send it again: say what is known.
+                context.terminal.error("No reply to \(op) in time (is the server running?): it may or may not have "
+                    + "been applied. Check with `bq admin log` before running it again.")
+                throw ExitCode(Admin.exitUnconfirmed)
             } catch {
                 context.terminal.error(error.description)
                 throw ExitCode(1)

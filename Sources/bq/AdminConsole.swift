@@ -15,6 +15,14 @@ struct AdminConsole: ParsableCommand {
     private func converse(_ context: AdminContext) {
         let terminal = context.terminal
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
+        context.client.onEvent { event in
+            switch event {
+            case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
+            case .reconnected: terminal.line(terminal.style.green("Reconnected."))
+            case .lateReply(let op, let result): terminal.line(lateReplyLine(op, result, style: terminal.style))
+            default: break
+            }
+        }
         while true {
             terminal.prompt(terminal.style.bold("admin> "))
             guard let line = readLine(strippingNewline: true) else { return }

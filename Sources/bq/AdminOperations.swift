@@ -4,7 +4,9 @@ import JSON
 
 /// The result line of a mutation: what changed and the version it committed.
 private func done(_ text: String, _ reply: Reply) -> [String] {
-    [text + (reply.replayed ? " (already done before: replayed)" : "") + " [version \(reply.version ?? 0)]"]
+    // A replay is the answer to an earlier send of this very request (after a lost connection),
+    // not a second change.
+    [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "") + " [version \(reply.version ?? 0)]"]
 }
 
 struct AdminForceComplete: AdminOperation {

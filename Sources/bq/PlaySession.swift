@@ -160,6 +160,8 @@ final class PlaySession: @unchecked Sendable {
                 terminal.line(style.yellow("Connection lost; reconnecting…"))
             case .reconnected:
                 terminal.line(style.green("Reconnected."))
+            case .lateReply(let op, let result):
+                terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
                 self?.updateFile { $0.token = nil; $0.character = nil }

@@ -1,3 +1,4 @@
+import Client
 import Foundation
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
@@ -98,4 +99,15 @@ func splitCommandLine(_ line: String) -> [String] {
 /// Pads `text` with spaces to `width` characters (never cuts).
 func padded(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+/// What to show when the answer to a mutation whose wait ended unconfirmed arrives after all.
+func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: Style) -> String {
+    let what = op.replacingOccurrences(of: "_", with: " ")
+    switch result {
+    case .success(let reply):
+        return style.green("✓ ") + "The \(what) sent earlier went through [version \(reply.version ?? 0)]."
+    case .failure(let error):
+        return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description)"
+    }
 }

@@ -139,6 +139,59 @@ import Testing
         #expect(client.view == fresh.view)
         #expect(fresh.view["game"]?["points"] == 25)
     }
+
+    /// The server refuses a line it cannot read with `"id": null`; the client must still give
+    /// the refusal to the request that sent it, at once, and keep its replies matched after it.
+    @Test func aLineTooLongIsRefusedAtOnceAndLaterRepliesStillMatch() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let client = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { client.close() }
+        try client.signInAdmin(key: server.adminKey)
+        let huge = String(repeating: "x", count: 70_000)
+        do {
+            _ = try client.request("adjust_points", ["delta": 5, "reason": .string(huge)], timeout: 20)
+            Issue.record("a line over the limit was accepted")
+        } catch {
+            #expect(error.refusal?.code == "line_too_long", "\(error)")
+        }
+        let after = try client.request("adjust_points", ["delta": 3, "reason": "normal"])
+        #expect(after.result["points"] == 3, "the long line changed nothing and the next reply is its own")
+    }
+
+    /// A wait that ends before the server is back must not read as a failure, or the person
+    /// would send the change again: it is `unconfirmed`, and its answer comes as an event.
+    @Test func aMutationThatTimesOutIsUnconfirmedAndItsAnswerComesLater() throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        let client = try GameClient.connect(port: first.port, options: fastOptions())
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.signInAdmin(key: first.adminKey)
+        first.stop()
+        do {
+            _ = try client.send("adjust_points", ["delta": 25, "reason": "while down"]).wait(timeout: 0.2)
+            Issue.record("a reply came from a stopped server")
+        } catch {
+            guard case .unconfirmed(let op) = error else {
+                Issue.record("expected unconfirmed, got \(error)")
+                return
+            }
+            #expect(op == "adjust_points")
+            #expect(error.description.contains("Do not repeat it"))
+        }
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+        #expect(events.waitFor { event in
+            if case .lateReply("adjust_points", .success(let reply)) = event { return reply.result["points"] == 25 }
+            return false
+        })
+        #expect(try client.fetchState().view["game"]?["points"] == 25, "applied once")
+    }
 }
 
 /// Events collected from the reader thread.
