@@ -25,6 +25,14 @@ struct Play: ParsableCommand {
     @Flag(help: "Read commands from stdin, one per line, without live updates; exit at the end.") var script = false
     @Argument(parsing: .captureForPassthrough, help: "One command to run, then exit.") var command: [String] = []
 
+    func validate() throws {
+        // The command words are captured as they are (they may start with dashes), and that
+        // would capture a help request too.
+        if let first = command.first, first == "-h" || first == "--help" {
+            throw CleanExit.helpRequest(self)
+        }
+    }
+
     func run() throws {
         let terminal = Terminal(colorAllowed: !noColor)
         let mode: PlayMode = !command.isEmpty ? .oneShot : (script ? .script : .interactive)

@@ -12,8 +12,11 @@ struct PlayDeviceFile {
 
     static func defaultPath(host: String, port: Int, game: String?) -> String {
         let environment = ProcessInfo.processInfo.environment
+        // $HOME first, as every Unix tool does: Foundation's home directory comes from the
+        // password database and ignores it.
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".config")
+            ?? (home as NSString).appendingPathComponent(".config")
         let safeHost = host.map { $0.isLetter || $0.isNumber || $0 == "." ? $0 : "_" }
         return (base as NSString).appendingPathComponent("bq/play-\(String(safeHost))-\(port)-\(game ?? "default").json")
     }

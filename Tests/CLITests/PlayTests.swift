@@ -129,6 +129,29 @@ import Testing
         #expect(result.out.contains("Mia unlocked “A Letter From Home” from Mom & Dad -50 ✦"))
     }
 
+    @Test func helpIsShownWhereverItIsAsked() throws {
+        // The command words after the options are captured as they are; a help request must
+        // not be taken for one, nor need a server.
+        for arguments in [["play", "--help"], ["play", "-h", "--port", "1"], ["play", "--port", "1", "--help"]] {
+            let result = try BQProcess.run(arguments, home: try makeTemporaryDirectory())
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+            #expect(result.out.contains("OVERVIEW: Play BirthdayQuest"), "\(arguments)")
+        }
+    }
+
+    @Test func theDeviceFileGoesUnderHome() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        // HOME alone, as a person would set it: no XDG_CONFIG_HOME to fall back on.
+        let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"],
+                                       environment: ["HOME": home.path, "XDG_CONFIG_HOME": ""])
+        #expect(result.status == 0, "\(result.err)")
+        let directory = home.appendingPathComponent(".config/bq").path
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        #expect(files.count == 1 && files.first?.hasPrefix("play-") == true, "\(files)")
+    }
+
     @Test func jsonModePrintsProtocolLines() throws {
         let server = try ServerProcess()
         defer { server.stop() }
