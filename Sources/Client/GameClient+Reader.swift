@@ -85,11 +85,22 @@ extension GameClient {
                 }
                 try handleLine(bytes, awaiting: nil)
             } catch let error as SocketError where error.kind == .timedOut {
+                keepAliveIfIdle()
                 continue
             } catch {
                 return "\(error)"
             }
         }
+    }
+
+    /// A server with an idle timeout says goodbye to a connection that sends nothing for that
+    /// long; a person watching the game is not idle, so past half of it the client pings.
+    private func keepAliveIfIdle() {
+        let due = locked { () -> Bool in
+            guard ready, let idle = idleTimeout else { return false }
+            return Date().timeIntervalSince(lastSent) >= idle / 2
+        }
+        if due { submit("ping", [:], awaited: false) }
     }
 
     func drop(_ connection: BlockingLineSocket, reason: String) {
@@ -117,6 +128,7 @@ extension GameClient {
         let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation }
             .sorted { $0.id < $1.id }
         for entry in resend { entry.sentGeneration = generation }
+        lastSent = Date()
         let lines = lineObserver
         state.unlock()
         for entry in resend {
@@ -268,6 +280,7 @@ extension GameClient {
         state.lock()
         switch message["push"]?.stringValue {
         case "hello":
+            idleTimeout = message["idle_timeout"]?.intValue.flatMap { $0 > 0 ? TimeInterval($0) : nil }
             events.append(.hello(server: message["server"]?.stringValue ?? "",
                                  game: message["game"]?.stringValue ?? "",
                                  version: message["version"]?.intValue ?? 0))

@@ -50,6 +50,9 @@ public final class GameClient: @unchecked Sendable {
     var mirror: JSONValue?
     var mirrorVersion = 0
     var reconnects = 0
+    /// The server's idle timeout, from its `hello`; nil when it has none.
+    var idleTimeout: TimeInterval?
+    var lastSent = Date()
     var observer: (@Sendable (ClientEvent) -> Void)?
     var lineObserver: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?
 
@@ -180,7 +183,10 @@ public final class GameClient: @unchecked Sendable {
         state.lock()
         pending[entry.id] = entry
         let target = ready ? socket : nil
-        if target != nil { entry.sentGeneration = generation }
+        if target != nil {
+            entry.sentGeneration = generation
+            lastSent = Date()
+        }
         let lines = lineObserver
         state.unlock()
         guard let target else { return }

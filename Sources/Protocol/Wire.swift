@@ -49,7 +49,9 @@ public enum Wire {
         return out
     }
 
-    public static func hello(server: String, game: String, version: Int) -> [UInt8] {
+    /// `idleTimeoutSeconds`, when the server has one, tells clients how often to show signs of
+    /// life (an extension: PROTOCOL.md's fields are unchanged).
+    public static func hello(server: String, game: String, version: Int, idleTimeoutSeconds: Int? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out += #"{"push":"hello","protocol":"#.utf8
         JSONValue.writeInt(protocolVersion, into: &out)
@@ -59,6 +61,10 @@ public enum Wire {
         JSONValue.writeQuotedString(game, into: &out)
         out += #","version":"#.utf8
         JSONValue.writeInt(version, into: &out)
+        if let idleTimeoutSeconds {
+            out += #","idle_timeout":"#.utf8
+            JSONValue.writeInt(idleTimeoutSeconds, into: &out)
+        }
         out += "}\n".utf8
         return out
     }

@@ -159,6 +159,26 @@ import Testing
         #expect(after.result["points"] == 3, "the long line changed nothing and the next reply is its own")
     }
 
+    /// A server with an idle timeout announces it in `hello`; a client that has nothing to send
+    /// pings before it runs out, so a person watching the game is never dropped for it.
+    @Test func anIdleClientKeepsItsConnectionAlive() throws {
+        let server = try ServerProcess(environment: ["BQ_IDLE_TIMEOUT_SECONDS": "1"])
+        defer { server.stop() }
+        let client = try GameClient.connect(port: server.port, options: fastOptions())
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        let pings = PingCounter()
+        client.onLine { line, outgoing in if outgoing && line.contains(#""op":"ping""#) { pings.add() } }
+        try client.signInAdmin(key: server.adminKey)
+        try client.subscribe()
+        // Three pings at half the timeout each: well past the one second an idle connection gets.
+        #expect(pings.waitFor(3))
+        #expect(!events.waitFor(timeout: 0) { if case .disconnected = $0 { return true } else { return false } },
+                "the connection was dropped")
+        #expect(try client.request("ping").result == [:], "and it still answers")
+    }
+
     /// A wait that ends before the server is back must not read as a failure, or the person
     /// would send the change again: it is `unconfirmed`, and its answer comes as an event.
     @Test func aMutationThatTimesOutIsUnconfirmedAndItsAnswerComesLater() throws {
@@ -257,5 +277,28 @@ final class EventLog: @unchecked Sendable {
         #expect(client.waitForMirror(atLeast: 5, timeout: 10))
         #expect(client.view == ["game": ["points": 50]])
         #expect(client.version == 5)
+    }
+}
+
+/// Counts the pings a client sends, from its line observer (another thread).
+final class PingCounter: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+
+    func add() {
+        condition.lock()
+        count += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitFor(_ wanted: Int, timeout: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while count < wanted {
+            if !condition.wait(until: deadline) { return count >= wanted }
+        }
+        return true
     }
 }
