@@ -20,6 +20,15 @@ struct Admin: ParsableCommand {
 
     @OptionGroup var connection: AdminConnectionOptions
 
+    /// The help of the subcommand `words` start with, when they ask for it (`-h`, `--help`):
+    /// inside a console a help request is not an error, and it does not parse as an operation.
+    static func subcommandHelp(_ words: [String]) -> String? {
+        guard let name = words.first, words.contains("--help") || words.contains("-h"),
+              let type = configuration.subcommands.first(where: { $0.configuration.commandName == name })
+        else { return nil }
+        return type.helpMessage(columns: 100)
+    }
+
     /// EX_TEMPFAIL: a script can tell "the outcome is unknown" from a refusal.
     static let exitUnconfirmed: Int32 = 75
 }

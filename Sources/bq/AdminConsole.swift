@@ -40,6 +40,10 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
+            if let help = Admin.subcommandHelp(words) {
+                terminal.line(help)
+                continue
+            }
             let command: any ParsableCommand
             do {
                 command = try Admin.parseAsRoot(words)

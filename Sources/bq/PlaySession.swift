@@ -27,12 +27,12 @@ final class PlaySession: @unchecked Sendable {
     var style: Style { terminal.style }
     var current: PlayView? { client.view.map { PlayView(json: $0, style: style) } }
 
-    private func say(_ lines: [String]) {
+    func say(_ lines: [String]) {
         guard !json else { return }
         for line in lines { terminal.line(line) }
     }
 
-    private func refused(_ message: String) {
+    func refused(_ message: String) {
         if mode == .interactive && !json {
             terminal.line(style.red("✗ ") + message)
         } else {
@@ -47,7 +47,7 @@ final class PlaySession: @unchecked Sendable {
         try? file.save()
     }
 
-    private func readInput(_ question: String) -> String? {
+    func readInput(_ question: String) -> String? {
         terminal.prompt(question)
         return readLine(strippingNewline: true)
     }
@@ -228,6 +228,7 @@ final class PlaySession: @unchecked Sendable {
         case "dare": return dare(rest, view: view)
         case "quit", "exit", "q": return .quit
         default:
+            if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
             refused("Unknown command \(name). Type help for the list.")
             return .failed
         }
@@ -321,7 +322,7 @@ final class PlaySession: @unchecked Sendable {
                       "  dare save \"title\" \"description\" <25|50|75|100>",
                       "  dare deliver               send it (no more edits after)"]
         }
-        if role == "organizer" { lines.append("  (organizer tools: bq admin console)") }
+        if role == "organizer" { lines += organizerHelpLines() }
         lines.append("  quit")
         return lines
     }

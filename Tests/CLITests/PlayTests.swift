@@ -152,6 +152,25 @@ import Testing
         #expect(files.count == 1 && files.first?.hasPrefix("play-") == true, "\(files)")
     }
 
+    @Test func theOrganizerRunsTheGameFromPlay() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let organizer = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--script"], home: home,
+                                          stdin: "adjust-points 15 --reason \"karaoke bonus\"\nforce-complete --help\nhelp\n")
+        #expect(organizer.status == 0, "\(organizer.err)")
+        #expect(organizer.out.contains("15"), "\(organizer.out)")
+        #expect(organizer.out.contains("USAGE: force-complete"), "help inside play, not an error")
+        #expect(organizer.out.contains("adjust-points <delta>"), "the organizer's help lists the tools")
+
+        let player = try BQProcess.run(["play"] + server.address + ["--character", "mia", "adjust-points", "15", "--reason", "x"],
+                                       home: try makeTemporaryDirectory())
+        #expect(player.status == 1)
+        #expect(player.err.contains("Unknown command adjust-points"), "\(player.err)")
+        let state = try BQProcess.run(["admin", "status", "--port", String(server.port), "--data", server.dataDirectory.path])
+        #expect(state.out.contains("15"), "\(state.out)")
+    }
+
     @Test func jsonModePrintsProtocolLines() throws {
         let server = try ServerProcess()
         defer { server.stop() }
