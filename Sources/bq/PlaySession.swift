@@ -92,7 +92,8 @@ final class PlaySession: @unchecked Sendable {
                 refused(error.description)
                 guard mode == .interactive else { return false }
                 if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
-                    guard let answer = readInput("PIN for \(id) (empty to choose another): ") else { return false }
+                    terminal.prompt("PIN for \(id) (empty to choose another): ")
+                    guard let answer = terminal.readSecretLine() else { return false }
                     if !answer.isEmpty {
                         pinToTry = answer
                         continue
@@ -281,7 +282,9 @@ final class PlaySession: @unchecked Sendable {
         var args: [String: JSONValue] = ["challenge": .string(id), "proof": proof]
         if let option { args["option"] = .string(option) }
         return mutate("complete_challenge", args) { reply in
-            let title = self.current?.json["challenges"]?[id]?["title"]?.stringValue ?? id
+            // The title of the option done: option B has its own.
+            let challenge = self.current?.json["challenges"]?[id]
+            let title = (option == "b" ? challenge?["option_b"]?["title"] : challenge?["title"])?.stringValue ?? id
             return ["Completed “\(title)”. Points: \(reply.result["points"]?.intValue ?? 0) ✦"]
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 
 /// Read access to one viewer's view (PROTOCOL.md "View shape"), and how `bq play` shows it.
@@ -192,8 +193,21 @@ struct PlayView {
         return lines
     }
 
+    /// "Sat 21:26" in the person's own time zone: the log keeps UTC, and a weekend's timeline
+    /// needs its days.
+    static func localTime(_ rfc3339: String) -> String {
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = parser.date(from: rfc3339) else { return String(rfc3339.dropFirst(11).prefix(5)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone.current
+        formatter.dateFormat = "EEE HH:mm"
+        return formatter.string(from: date)
+    }
+
     func timelineEntry(_ entry: JSONValue) -> String {
-        let at = entry["at"]?.stringValue.map { String($0.dropFirst(11).prefix(5)) } ?? ""
+        let at = entry["at"]?.stringValue.map(Self.localTime) ?? ""
         let title = entry["title"]?.stringValue ?? ""
         let subtitle = entry["subtitle"]?.stringValue ?? ""
         let from = entry["from"]?.stringValue

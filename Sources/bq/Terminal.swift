@@ -30,6 +30,22 @@ final class Terminal: @unchecked Sendable {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// A line typed without being shown (a PIN): echo is off while it is read, when a person is
+    /// at a terminal. nil at the end of input.
+    func readSecretLine() -> String? {
+        guard Self.stdinIsTerminal else { return readLine(strippingNewline: true) }
+        var saved = termios()
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine(strippingNewline: true) }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+            line()  // the newline the person typed was not shown either
+        }
+        return readLine(strippingNewline: true)
+    }
+
     /// A prompt without a newline, shown only to a person at a terminal.
     func prompt(_ text: String) {
         guard Self.stdinIsTerminal else { return }

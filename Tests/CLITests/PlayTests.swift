@@ -122,9 +122,11 @@ import Testing
         defer { server.stop() }
         let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"],
                                        home: try makeTemporaryDirectory(),
-                                       stdin: "complete c13 photo https://example.com/menu.jpg\ncomplete c02\nunlock r02\ntimeline\n")
+                                       stdin: "complete c13 photo https://example.com/menu.jpg\ncomplete c02\nunlock r02\ntimeline\n"
+                                           + "complete c15 photo https://example.com/cairn.jpg --option b\n")
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("Completed “Menu Poet”. Points: 35 ✦"))
+        #expect(result.out.contains("Completed “The Ridge Walk”"), "option B's own title")
         #expect(result.out.contains("Unlocked r02! Points: 20 ✦"))
         #expect(result.out.contains("Mia unlocked “A Letter From Home” from Mom & Dad -50 ✦"))
     }
@@ -169,6 +171,30 @@ import Testing
         #expect(player.err.contains("Unknown command adjust-points"), "\(player.err)")
         let state = try BQProcess.run(["admin", "status", "--port", String(server.port), "--data", server.dataDirectory.path])
         #expect(state.out.contains("15"), "\(state.out)")
+    }
+
+    @Test func theTimelineShowsLocalTimeAndDay() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        // Five hours and three quarters from UTC: no clock reading could be mistaken for it.
+        let zone = ["TZ": "Asia/Kathmandu"]
+        let human = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"], home: home,
+                                      stdin: "complete c02\ntimeline\n", environment: zone)
+        #expect(human.status == 0, "\(human.err)")
+        let raw = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--json", "timeline"], home: home)
+        let at = try #require(raw.out.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: #""at":""#) else { return nil }
+            return String(line[range.upperBound...].prefix(24))
+        }.first)
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "Asia/Kathmandu")
+        formatter.dateFormat = "EEE HH:mm"
+        let expected = formatter.string(from: try #require(parser.date(from: at)))
+        #expect(human.out.contains(expected), "expected \(expected) for \(at) in \(human.out)")
     }
 
     @Test func jsonModePrintsProtocolLines() throws {
