@@ -97,19 +97,35 @@ protocol SavedItemFields: ParsableArguments {
     static var kind: String { get }
     /// The request's arguments; `base` is the current item for an edit, nil for an add.
     func arguments(base: JSONValue?) -> [String: JSONValue]
+    /// What is wrong with the options given, said in their terms, before anything is sent.
+    func problem(base: JSONValue?) -> String?
 }
 
 extension SavedItemFields {
+    func problem(base: JSONValue?) -> String? { nil }
+
     func add(_ context: AdminContext) throws(ClientError) -> [String] {
+        try check(base: nil)
         let reply = try context.client.request("save_\(Self.kind)", arguments(base: nil))
         return done("Added \(Self.kind) \(reply.result[Self.kind]?.stringValue ?? "?").", reply)
     }
 
     func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
-        let current = try context.client.fetchState().view["\(Self.kind)s"]?[id]
+        // An edit sends the whole item, the current fields filling in what was not given: an item
+        // that does not exist would come back as a missing field instead of a missing item.
+        guard let current = try context.client.fetchState().view["\(Self.kind)s"]?[id] else {
+            throw .refused(ServerRefusal(op: "save_\(Self.kind)", code: "not_found", message: "No \(Self.kind) \(id)"))
+        }
+        try check(base: current)
         var args = arguments(base: current)
         args[Self.kind] = .string(id)
         return done("Saved \(Self.kind) \(id).", try context.client.request("save_\(Self.kind)", args))
+    }
+
+    private func check(base: JSONValue?) throws(ClientError) {
+        if let problem = problem(base: base) {
+            throw .refused(ServerRefusal(op: "save_\(Self.kind)", code: "bad_request", message: problem))
+        }
     }
 }
 
@@ -130,6 +146,14 @@ struct ChallengeFields: SavedItemFields {
     @Option(name: .customLong("option-b-title"), help: "2-in-1: the second option's title.") var optionBTitle: String?
     @Option(name: .customLong("option-b-description")) var optionBDescription: String?
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
+
+    func problem(base: JSONValue?) -> String? {
+        let hasB = base?["option_b"].map { !$0.isNull } ?? false
+        if !noOptionB, !hasB, (optionBTitle == nil) != (optionBDescription == nil) {
+            return "A new option B needs both --option-b-title and --option-b-description"
+        }
+        return nil
+    }
 
     func arguments(base: JSONValue?) -> [String: JSONValue] {
         var args = merge(["title": title.map(JSONValue.string), "description": description.map(JSONValue.string),

@@ -62,6 +62,18 @@ import Testing
         #expect(board.out.contains("social · easy · 45 ✦"))
     }
 
+    @Test func editsThatCannotWorkSaySoInTheirOwnTerms() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let missing = try BQProcess.run(["admin", "edit-challenge", "c99", "--title", "X"] + server.adminFlags)
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("No challenge c99"), "\(missing.err)")
+        // c02 has no option B: half of a new one is not an option.
+        let half = try BQProcess.run(["admin", "edit-challenge", "c02", "--option-b-title", "H"] + server.adminFlags)
+        #expect(half.status == 1)
+        #expect(half.err.contains("needs both --option-b-title and --option-b-description"), "\(half.err)")
+    }
+
     @Test func consoleAsksBeforeDestructiveOperations() throws {
         let server = try ServerProcess()
         defer { server.stop() }
