@@ -103,10 +103,10 @@ struct PlayView {
             mark = style.green("✓")
             let option = challenge["option"]?.stringValue == "b" ? " (option B)" : ""
             let forced = challenge["forced"]?.boolValue == true ? " (forced)" : ""
-            statusText = style.green("done\(option)\(forced)")
-        case "draft": mark = "✎"; statusText = style.yellow("draft")
-        case "delivered": mark = "✉"; statusText = style.magenta("delivered")
-        default: mark = "·"; statusText = "open"
+            statusText = style.green(padded("done\(option)\(forced)", 10))
+        case "draft": mark = "✎"; statusText = style.yellow(padded("draft", 10))
+        case "delivered": mark = "✉"; statusText = style.magenta(padded("delivered", 10))
+        default: mark = "·"; statusText = padded("open", 10)
         }
         let title = challenge["title"]?.stringValue ?? id
         var facts: [String] = []
@@ -118,7 +118,9 @@ struct PlayView {
         }
         facts.append("\(challenge["points"]?.intValue ?? 0) ✦")
         if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
-        return "\(mark) \(style.cyan(padded(id, 4))) \(padded(title, 30)) \(style.dim(padded(facts.joined(separator: " · "), 34))) \(statusText)"
+        // Status before the facts, which vary most in length: on an 80-column terminal a row
+        // fits, and a long one wraps only in its least important part.
+        return listRow(mark: mark, id: id, title: title, status: statusText, facts: facts.joined(separator: " · "))
     }
 
     func rewardsList() -> [String] {
@@ -146,15 +148,31 @@ struct PlayView {
         let status: String
         let mark: String
         if reward["unlocked"]?.boolValue == true {
-            mark = style.green("✓"); status = style.green("unlocked")
+            mark = style.green("✓"); status = style.green(padded("unlocked", 10))
         } else if cost <= points {
-            mark = style.yellow("$"); status = style.yellow("affordable")
+            mark = style.yellow("$"); status = style.yellow(padded("affordable", 10))
         } else {
-            mark = style.dim("·"); status = style.dim("locked")
+            mark = style.dim("·"); status = style.dim(padded("locked", 10))
         }
         let title = reward["title"]?.stringValue ?? id
         let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
-        return "\(mark) \(style.cyan(padded(id, 4))) \(padded(title, 32)) \(style.dim(padded(facts, 40))) \(status)"
+        return listRow(mark: mark, id: id, title: title, status: status, facts: facts)
+    }
+
+    /// One row of the board or the rewards: mark, id, title, status (already 10 wide), facts.
+    /// Status comes before the facts, which vary most in length. On a terminal narrower than
+    /// the row, the title gives up room first (down to 16), then the facts are cut: a row
+    /// never wraps. Lists indent rows by 2, which the width allows for.
+    private func listRow(mark: String, id: String, title: String, status: String, facts: String) -> String {
+        var titleWidth = 32
+        var shownFacts = facts
+        if let columns = Terminal.columns {
+            let fixed = 2 + 2 + 5 + 12  // indent; mark, id, status, each with its space; the space after the title
+            titleWidth = max(16, min(titleWidth, columns - fixed - facts.count))
+            let room = columns - fixed - titleWidth
+            if facts.count > room { shownFacts = room > 1 ? String(facts.prefix(room - 1)) + "…" : "" }
+        }
+        return "\(mark) \(style.cyan(padded(id, 4))) \(fitted(title, titleWidth)) \(status) \(style.dim(shownFacts))"
     }
 
     func contentLines(_ content: JSONValue) -> [String] {

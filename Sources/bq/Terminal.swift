@@ -15,6 +15,16 @@ final class Terminal: @unchecked Sendable {
         style = Style(enabled: colorAllowed && tty && !noColorEnv)
     }
 
+    /// The terminal's width when output goes to one (else `COLUMNS`, else nil: no limit, so a
+    /// pipe gets whole rows).
+    static var columns: Int? {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
     /// Whether a person is typing (prompts and questions make sense).
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
@@ -115,6 +125,11 @@ func splitCommandLine(_ line: String) -> [String] {
 /// Pads `text` with spaces to `width` characters (never cuts).
 func padded(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Exactly `width` characters: padded, or cut with an ellipsis, so the columns after it stay put.
+func fitted(_ text: String, _ width: Int) -> String {
+    text.count <= width ? padded(text, width) : String(text.prefix(width - 1)) + "…"
 }
 
 /// What to show when the answer to a mutation whose wait ended unconfirmed arrives after all.

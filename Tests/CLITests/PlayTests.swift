@@ -197,6 +197,23 @@ import Testing
         #expect(human.out.contains(expected), "expected \(expected) for \(at) in \(human.out)")
     }
 
+    @Test func rowsFitAnEightyColumnTerminal() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        for command in ["rewards", "board"] {
+            let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", command],
+                                           home: home, environment: ["COLUMNS": "80"])
+            #expect(result.status == 0, "\(result.err)")
+            let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.count > 10 }
+            #expect(rows.count >= 9, "\(result.out)")
+            for row in rows { #expect(row.count <= 80, "\(row.count) columns: \(row)") }
+        }
+        // Without a width (a pipe), rows are whole.
+        let whole = try BQProcess.run(["play"] + server.address + ["--character", "mia", "rewards"], home: home)
+        #expect(whole.out.contains("One Year of Chauffeur Service"))
+    }
+
     @Test func jsonModePrintsProtocolLines() throws {
         let server = try ServerProcess()
         defer { server.stop() }

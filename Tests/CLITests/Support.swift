@@ -111,6 +111,7 @@ final class BQProcess: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
         environment["BQ_ADMIN_KEY"] = nil
+        environment["COLUMNS"] = nil  // rows are fitted to it; tests that want a width set it
         if let home {
             environment["HOME"] = home.path
             environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
