@@ -47,6 +47,14 @@ final class GameHub {
 
     func join(_ connection: ClientConnection) { members[ObjectIdentifier(connection)] = connection }
 
+    /// Connections signed in as `character` right now.
+    func connectionCount(of character: String) -> Int {
+        members.values.reduce(0) { count, connection in
+            if case .character(character, _)? = connection.identity { return count + 1 }
+            return count
+        }
+    }
+
     func leave(_ connection: ClientConnection) {
         members[ObjectIdentifier(connection)] = nil
         subscribers[ObjectIdentifier(connection)] = nil

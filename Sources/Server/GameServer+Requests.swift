@@ -19,8 +19,15 @@ extension GameServer {
             target.ok(request.id, version: connection.hub.durable.version, result: .object([:]))
         case .characters(let game):
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+            // Who is online is the organizer's business (and the console's), not everyone's.
+            let seesPresence = connection.hub === hub && connection.identity.map {
+                $0 == .admin || hub.durable.role(of: $0.actor) == .organizer
+            } == true
             let list: [JSONValue] = hub.durable.sortedCharacters.map {
-                .object(["id": .string($0.id), "name": .string($0.name), "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)])
+                var fields: [String: JSONValue] = ["id": .string($0.id), "name": .string($0.name),
+                                                   "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)]
+                if seesPresence { fields["connected"] = .int(hub.connectionCount(of: $0.id)) }
+                return .object(fields)
             }
             target.ok(request.id, version: hub.durable.version, result: .object(["characters": .array(list)]))
         case .claim(let character, let device, let pin, let game):

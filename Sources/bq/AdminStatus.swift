@@ -71,10 +71,17 @@ enum AdminScreens {
     static func fetchStatus(_ context: AdminContext, events: Int) throws(ClientError) -> [String] {
         let (version, view) = try context.client.fetchState()
         let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
-        return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [], style: context.style)
+        var connected: [String: Int] = [:]
+        for character in try context.client.request("characters").result["characters"]?.arrayValue ?? [] {
+            if let id = character["id"]?.stringValue, let count = character["connected"]?.intValue { connected[id] = count }
+        }
+        return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [],
+                      connected: connected, style: context.style)
     }
 
-    static func status(view: JSONValue, version: Int, events: [JSONValue], style: Style) -> [String] {
+    /// `connected`: signed-in connections per character, as `characters` tells the organizer.
+    static func status(view: JSONValue, version: Int, events: [JSONValue], connected: [String: Int] = [:],
+                       style: Style) -> [String] {
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
         var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest") · day \(number("day")) · version \(version)")]
@@ -84,8 +91,9 @@ enum AdminScreens {
         lines.append(style.bold("Characters"))
         for (id, character) in (view["characters"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
             let claimed = character["claimed"]?.boolValue == true
+            let online = connected[id].map { $0 == 0 ? style.dim(" · offline") : style.green(" · online") + ($0 > 1 ? " (\($0) connections)" : "") } ?? ""
             lines.append("  \(padded(id, 8)) \(padded(character["name"]?.stringValue ?? id, 10)) \(padded(character["role"]?.stringValue ?? "?", 10)) "
-                         + (claimed ? style.green("claimed") : style.dim("free")))
+                         + (claimed ? style.green("claimed") : style.dim("free")) + (claimed ? online : ""))
         }
         let drafts = (view["challenges"]?.objectValue ?? [:]).filter { $0.value["secret"]?.boolValue == true }
         if !drafts.isEmpty {

@@ -40,7 +40,16 @@ import Testing
         #expect(status.out.contains("Rewards 0/9 unlocked"))
         let theoLine = status.out.split(separator: "\n").first { $0.contains("theo") && $0.contains("Theo") }
         #expect(theoLine?.contains("claimed") == true)
+        #expect(theoLine?.contains("offline") == true, "theo's one-shot has ended")
         #expect(status.out.contains("character_claimed by theo"))
+
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        defer { mia.kill() }
+        #expect(mia.output.waitFor("Type help"))
+        let live = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        let miaLine = live.out.split(separator: "\n").first { $0.contains("mia") && $0.contains("Mia") }
+        #expect(miaLine?.contains("online") == true, "\(live.out)")
+        mia.closeInput()
 
         let log = try BQProcess.run(["admin", "log", "--after", "1"] + server.adminFlags)
         #expect(log.out.contains("v2 "))
