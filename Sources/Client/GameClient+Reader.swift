@@ -84,6 +84,8 @@ extension GameClient {
                     return "the server closed the connection"
                 }
                 try handleLine(bytes, awaiting: nil)
+                // Pushes may keep the socket busy for ever; the server counts only what it receives.
+                keepAliveIfIdle()
             } catch let error as SocketError where error.kind == .timedOut {
                 keepAliveIfIdle()
                 continue
@@ -109,7 +111,8 @@ extension GameClient {
         ready = false
         socket = nil
         resyncing = false
-        for (id, entry) in pending where !entry.awaited { pending[id] = nil }
+        // The reader's own requests and abandoned reads are not worth a new connection.
+        for (id, entry) in pending where !entry.awaited || (entry.abandoned && !entry.isMutation) { pending[id] = nil }
         let quiet = closing
         state.unlock()
         connection.close()
@@ -270,7 +273,7 @@ extension GameClient {
                 message: error?["message"]?.stringValue ?? "refused")))
         }
         if !entry.awaited || entry.abandoned { pending[id] = nil }
-        let late = entry.abandoned ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, $0) } : nil
+        let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, $0) } : nil
         return (entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true, late)
     }
 

@@ -163,11 +163,13 @@ public final class GameClient: @unchecked Sendable {
             if !state.wait(until: deadline) { break }
         }
         var outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
-        if entry.outcome == nil && MutationOps.all.contains(entry.op) {
-            // It may have committed: keep it, so a reconnect still re-sends it with its key and
-            // the server replays rather than applies it twice. Its answer goes to the observer.
+        if entry.outcome == nil {
+            // Kept until its reply comes, which takes its place among the replies (a refusal with
+            // `"id": null` is matched by that place). A mutation may have committed: a reconnect
+            // still re-sends it with its key, so the server replays rather than applies it twice,
+            // and its answer goes to the observer.
             entry.abandoned = true
-            outcome = .failure(.unconfirmed(op: entry.op))
+            if entry.isMutation { outcome = .failure(.unconfirmed(op: entry.op)) }
         } else {
             pending[entry.id] = nil
         }
@@ -232,9 +234,10 @@ final class PendingState: @unchecked Sendable {
     let line: String
     /// False for the reader's own requests: dropped with their connection, nobody waits.
     let awaited: Bool
-    /// Its caller stopped waiting (timeout) but it may have committed: still re-sent on a
-    /// reconnect, removed once its reply arrives.
+    /// Its caller stopped waiting (timeout); removed once its reply arrives. A mutation may
+    /// have committed, so it is still re-sent on a reconnect; anything else is dropped then.
     var abandoned = false
+    var isMutation: Bool { MutationOps.all.contains(op) }
     var sentGeneration = -1
     var outcome: Result<Reply, ClientError>?
 

@@ -37,4 +37,35 @@ import Testing
         #expect(client.version == 5)
         #expect(client.view?["game"]?["points"] == 50)
     }
+
+    /// A read whose wait timed out still owns its place among the replies: a refusal with
+    /// `"id": null` in that place is its answer, not the answer of the mutation sent after it
+    /// (which would tell the person a committed change was refused).
+    @Test func aTimedOutReadKeepsItsPlaceForAnAnonymousRefusal() throws {
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            switch request["op"]?.stringValue {
+            case "timeline": return []  // answered only below, as if its line had been unreadable
+            case "adjust_points":
+                return [["id": .null, "ok": false, "error": ["code": "line_too_long", "message": "Line too long"]],
+                        ["id": request["id"] ?? .null, "ok": true, "version": 2, "result": ["points": 5]]]
+            default: return [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        do {
+            _ = try client.request("timeline", timeout: 0.2)
+            Issue.record("the fake never answers timeline")
+        } catch {
+            guard case .timedOut = error else {
+                Issue.record("expected a timeout, got \(error)")
+                return
+            }
+        }
+        let reply = try client.request("adjust_points", ["delta": 5, "reason": "after the timeout"])
+        #expect(reply.result["points"] == 5)
+    }
 }
