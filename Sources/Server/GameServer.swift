@@ -50,7 +50,7 @@ public final class GameServer {
         self.clock = clock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
-        try Self.prepareDataFiles(config)
+        try Self.prepareDataFiles(config, logger: logger)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
         if let file = key.file {
@@ -84,15 +84,23 @@ public final class GameServer {
 
     /// The log holds PINs, gift contents and dares, so a data directory and log this server
     /// creates are its owner's alone, like the admin key. SQLite gives the WAL and its index the
-    /// log's own mode. Existing files keep the mode someone chose for them.
-    private static func prepareDataFiles(_ config: ServerConfig) throws {
+    /// log's own mode. Existing files keep the mode someone chose for them, with a warning when
+    /// others may read them.
+    private static func prepareDataFiles(_ config: ServerConfig, logger: Logger) throws {
         let files = FileManager.default
         try files.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
                                   attributes: [.posixPermissions: 0o700])
-        if !files.fileExists(atPath: config.databasePath) {
-            // An empty file is a new database to SQLite.
-            guard files.createFile(atPath: config.databasePath, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw ServerError.startup("Cannot create the event log \(config.databasePath)")
+        // Created with its final mode in one step (an empty file is a new database to SQLite):
+        // no moment when another user could open it.
+        let descriptor = open(config.databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw ServerError.startup("Cannot create the event log \(config.databasePath): \(String(cString: strerror(errno)))")
+        }
+        for path in [config.dataDirectory, config.databasePath] {
+            if let mode = (try? files.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                logger.warning("\(path) may be read by other users (mode \(String(mode, radix: 8))); it holds PINs, gifts and dares: chmod go= it")
             }
         }
     }
