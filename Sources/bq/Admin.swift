@@ -73,6 +73,38 @@ struct AdminConnectionOptions: ParsableArguments {
     }
 }
 
+/// What one line typed at a console (`bq admin console`, or the organizer's `bq play`) came to.
+enum ConsoleLine {
+    case output([String])
+    case refused(ClientError)
+    /// Bad options, said in ArgumentParser's words.
+    case usage(String)
+    case cancelled
+    /// The words name a subcommand that is not an operation (a screen such as `status`).
+    case notAnOperation
+}
+
+extension Admin {
+    /// Runs an operation from a console line: its help when asked for, the parse, a
+    /// confirmation before a destructive one (`confirm` gets the question), the operation.
+    static func runConsoleLine(_ words: [String], context: AdminContext, confirm: (String) -> Bool) -> ConsoleLine {
+        if let help = subcommandHelp(words) { return .output([help]) }
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(words)
+        } catch {
+            return .usage(message(for: error))
+        }
+        guard let operation = command as? any AdminOperation else { return .notAnOperation }
+        if operation.isDestructive, !confirm("\(words.joined(separator: " ")): are you sure? [y/N] ") { return .cancelled }
+        do {
+            return .output(try operation.perform(context))
+        } catch {
+            return .refused(error)
+        }
+    }
+}
+
 /// A signed-in admin connection and where to print.
 struct AdminContext {
     let client: GameClient

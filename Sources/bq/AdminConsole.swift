@@ -40,34 +40,18 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
-            if let help = Admin.subcommandHelp(words) {
-                terminal.line(help)
-                continue
-            }
-            let command: any ParsableCommand
-            do {
-                command = try Admin.parseAsRoot(words)
-            } catch {
-                terminal.line(Admin.message(for: error))
-                continue
-            }
-            guard let operation = command as? any AdminOperation else {
-                terminal.line("\(first) is not available inside the console.")
-                continue
-            }
-            if operation.isDestructive {
-                terminal.prompt("\(line.trimmingCharacters(in: .whitespaces)): are you sure? [y/N] ")
-                if !Terminal.stdinIsTerminal { terminal.line("are you sure? [y/N]") }
+            let outcome = Admin.runConsoleLine(words, context: context) { question in
+                terminal.prompt(question)
+                if !Terminal.stdinIsTerminal { terminal.line(question.trimmingCharacters(in: .whitespaces)) }
                 let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
-                guard answer == "y" || answer == "yes" else {
-                    terminal.line("Cancelled.")
-                    continue
-                }
+                return answer == "y" || answer == "yes"
             }
-            do {
-                for out in try operation.perform(context) { terminal.line(out) }
-            } catch {
-                terminal.line(terminal.style.red("✗ ") + error.description)
+            switch outcome {
+            case .output(let lines): for out in lines { terminal.line(out) }
+            case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description)
+            case .usage(let message): terminal.line(message)
+            case .cancelled: terminal.line("Cancelled.")
+            case .notAnOperation: terminal.line("\(first) is not available inside the console.")
             }
         }
     }

@@ -65,12 +65,16 @@ struct Play: ParsableCommand {
                                   file: file)
         guard session.signIn(character: character, pin: pin) else { throw ExitCode(1) }
         guard session.start() else { throw ExitCode(1) }
-        let succeeded: Bool
+        let outcome: PlaySession.Outcome
         switch mode {
-        case .oneShot: succeeded = session.execute(command) != .failed
-        case .script, .interactive: succeeded = session.readCommands()
+        case .oneShot: outcome = session.execute(command)
+        case .script, .interactive: outcome = session.readCommands()
         }
-        if !succeeded { throw ExitCode(1) }
+        switch outcome {
+        case .failed: throw ExitCode(1)
+        case .unconfirmed: throw ExitCode(Admin.exitUnconfirmed)
+        case .ok, .quit: return
+        }
     }
 }
 

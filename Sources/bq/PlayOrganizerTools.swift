@@ -1,4 +1,3 @@
-import ArgumentParser
 import Client
 
 /// The organizer plays from `bq play` like everyone else, and runs the game from there too: the
@@ -12,32 +11,24 @@ extension PlaySession {
     /// Runs an organizer tool; nil when `words` names none.
     func organizerTool(_ words: [String]) -> Outcome? {
         guard let name = words.first?.lowercased(), Self.organizerTools.contains(name) else { return nil }
-        if let help = Admin.subcommandHelp(words) {
-            say([help])
+        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal)) {
+            // A one-shot or a script means what it says; a person at the game is asked.
+            guard mode == .interactive else { return true }
+            let answer = readInput($0)?.trimmingCharacters(in: .whitespaces).lowercased()
+            return answer == "y" || answer == "yes"
+        }
+        switch outcome {
+        case .output(let lines):
+            say(lines)
             return .ok
-        }
-        let command: any ParsableCommand
-        do {
-            command = try Admin.parseAsRoot([name] + words.dropFirst())
-        } catch {
-            refused(Admin.message(for: error))
+        case .refused(let error): return failure(error)
+        case .usage(let message):
+            refused(message)
             return .failed
-        }
-        guard let operation = command as? any AdminOperation else { return nil }
-        if operation.isDestructive && mode == .interactive {
-            let answer = readInput("\(words.joined(separator: " ")): are you sure? [y/N] ")?
-                .trimmingCharacters(in: .whitespaces).lowercased()
-            guard answer == "y" || answer == "yes" else {
-                say(["Cancelled."])
-                return .ok
-            }
-        }
-        do {
-            say(try operation.perform(AdminContext(client: client, terminal: terminal)))
+        case .cancelled:
+            say(["Cancelled."])
             return .ok
-        } catch {
-            refused(error.description)
-            return .failed
+        case .notAnOperation: return nil
         }
     }
 

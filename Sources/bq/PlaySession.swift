@@ -13,7 +13,8 @@ final class PlaySession: @unchecked Sendable {
     private let fileLock = NSLock()
     private var file: PlayDeviceFile
 
-    enum Outcome { case ok, failed, quit }
+    /// `unconfirmed`: a change got no reply in time and may or may not have been made.
+    enum Outcome { case ok, failed, unconfirmed, quit }
 
     init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile) {
         self.client = client
@@ -177,19 +178,21 @@ final class PlaySession: @unchecked Sendable {
         return true
     }
 
-    /// Reads commands until quit or the end of input; false when any command failed (script mode).
-    func readCommands() -> Bool {
-        var allSucceeded = true
+    /// Reads commands until quit or the end of input. In script mode: `failed` when any
+    /// command failed, `unconfirmed` when any change's outcome is unknown (which says more).
+    func readCommands() -> Outcome {
+        var worst = Outcome.ok
         while let line = readInput(style.bold("> ")) {
             let words = splitCommandLine(line)
             if words.isEmpty { continue }
             switch execute(words) {
-            case .quit: return allSucceeded
-            case .failed: allSucceeded = false
+            case .quit: return mode == .interactive ? .ok : worst
+            case .failed: if worst == .ok { worst = .failed }
+            case .unconfirmed: worst = .unconfirmed
             case .ok: break
             }
         }
-        return mode == .interactive || allSucceeded
+        return mode == .interactive ? .ok : worst
     }
 
     // MARK: Commands
@@ -247,9 +250,21 @@ final class PlaySession: @unchecked Sendable {
             say(success(reply))
             return .ok
         } catch {
+            return failure(error)
+        }
+    }
+
+    /// Shows why a command did not go through. A change with no reply is kept and re-sent while
+    /// the game stays open, and its answer shows later; a one-shot or a script ends first, so
+    /// then all that is known is that it may or may not have been made.
+    func failure(_ error: ClientError) -> Outcome {
+        guard case .unconfirmed(let op) = error, mode != .interactive else {
             refused(error.description)
             return .failed
         }
+        refused("No reply to \(op) in time (is the server running?): it may or may not have been applied. "
+                + "Check the timeline before doing it again.")
+        return .unconfirmed
     }
 
     private func complete(_ words: [String]) -> Outcome {

@@ -98,15 +98,17 @@ struct PlayView {
         let status = challenge["status"]?.stringValue ?? "open"
         let mark: String
         let statusText: String
+        let paint: (String) -> String
         switch status {
         case "completed":
             mark = style.green("✓")
             let option = challenge["option"]?.stringValue == "b" ? " (option B)" : ""
             let forced = challenge["forced"]?.boolValue == true ? " (forced)" : ""
-            statusText = style.green(padded("done\(option)\(forced)", 10))
-        case "draft": mark = "✎"; statusText = style.yellow(padded("draft", 10))
-        case "delivered": mark = "✉"; statusText = style.magenta(padded("delivered", 10))
-        default: mark = "·"; statusText = padded("open", 10)
+            statusText = "done\(option)\(forced)"
+            paint = style.green
+        case "draft": mark = "✎"; statusText = "draft"; paint = style.yellow
+        case "delivered": mark = "✉"; statusText = "delivered"; paint = style.magenta
+        default: mark = "·"; statusText = "open"; paint = { $0 }
         }
         let title = challenge["title"]?.stringValue ?? id
         var facts: [String] = []
@@ -120,7 +122,7 @@ struct PlayView {
         if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
         // Status before the facts, which vary most in length: on an 80-column terminal a row
         // fits, and a long one wraps only in its least important part.
-        return listRow(mark: mark, id: id, title: title, status: statusText, facts: facts.joined(separator: " · "))
+        return listRow(mark: mark, id: id, title: title, status: statusText, paint: paint, facts: facts.joined(separator: " · "))
     }
 
     func rewardsList() -> [String] {
@@ -147,32 +149,36 @@ struct PlayView {
         let cost = reward["cost"]?.intValue ?? 0
         let status: String
         let mark: String
+        let paint: (String) -> String
         if reward["unlocked"]?.boolValue == true {
-            mark = style.green("✓"); status = style.green(padded("unlocked", 10))
+            mark = style.green("✓"); status = "unlocked"; paint = style.green
         } else if cost <= points {
-            mark = style.yellow("$"); status = style.yellow(padded("affordable", 10))
+            mark = style.yellow("$"); status = "affordable"; paint = style.yellow
         } else {
-            mark = style.dim("·"); status = style.dim(padded("locked", 10))
+            mark = style.dim("·"); status = "locked"; paint = style.dim
         }
         let title = reward["title"]?.stringValue ?? id
         let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
-        return listRow(mark: mark, id: id, title: title, status: status, facts: facts)
+        return listRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
     }
 
-    /// One row of the board or the rewards: mark, id, title, status (already 10 wide), facts.
+    /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), facts.
     /// Status comes before the facts, which vary most in length. On a terminal narrower than
     /// the row, the title gives up room first (down to 16), then the facts are cut: a row
     /// never wraps. Lists indent rows by 2, which the width allows for.
-    private func listRow(mark: String, id: String, title: String, status: String, facts: String) -> String {
+    private func listRow(mark: String, id: String, title: String, status: String, paint: (String) -> String,
+                         facts: String) -> String {
+        let shownStatus = padded(status, 10)
         var titleWidth = 32
         var shownFacts = facts
         if let columns = Terminal.columns {
-            let fixed = 2 + 2 + 5 + 12  // indent; mark, id, status, each with its space; the space after the title
+            // Indent; mark, id and status, each with the space after it; the space after the title.
+            let fixed = 2 + 2 + 5 + shownStatus.count + 1 + 1
             titleWidth = max(16, min(titleWidth, columns - fixed - facts.count))
             let room = columns - fixed - titleWidth
             if facts.count > room { shownFacts = room > 1 ? String(facts.prefix(room - 1)) + "…" : "" }
         }
-        return "\(mark) \(style.cyan(padded(id, 4))) \(fitted(title, titleWidth)) \(status) \(style.dim(shownFacts))"
+        return "\(mark) \(style.cyan(padded(id, 4))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
     }
 
     func contentLines(_ content: JSONValue) -> [String] {

@@ -1,4 +1,3 @@
-import Client
 import Foundation
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
@@ -130,15 +129,4 @@ func padded(_ text: String, _ width: Int) -> String {
 /// Exactly `width` characters: padded, or cut with an ellipsis, so the columns after it stay put.
 func fitted(_ text: String, _ width: Int) -> String {
     text.count <= width ? padded(text, width) : String(text.prefix(width - 1)) + "…"
-}
-
-/// What to show when the answer to a mutation whose wait ended unconfirmed arrives after all.
-func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: Style) -> String {
-    let what = op.replacingOccurrences(of: "_", with: " ")
-    switch result {
-    case .success(let reply):
-        return style.green("✓ ") + "The \(what) sent earlier went through [version \(reply.version ?? 0)]."
-    case .failure(let error):
-        return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description)"
-    }
 }

@@ -162,7 +162,7 @@ import Testing
     /// A server with an idle timeout announces it in `hello`; a client that has nothing to send
     /// pings before it runs out, so a person watching the game is never dropped for it.
     @Test func anIdleClientKeepsItsConnectionAlive() throws {
-        let server = try ServerProcess(environment: ["BQ_IDLE_TIMEOUT_SECONDS": "1"])
+        let server = try ServerProcess(environment: ["BQ_IDLE_TIMEOUT_SECONDS": "2"])
         defer { server.stop() }
         let client = try GameClient.connect(port: server.port, options: fastOptions())
         defer { client.close() }
@@ -172,7 +172,8 @@ import Testing
         client.onLine { line, outgoing in if outgoing && line.contains(#""op":"ping""#) { pings.add() } }
         try client.signInAdmin(key: server.adminKey)
         try client.subscribe()
-        // Three pings at half the timeout each: well past the one second an idle connection gets.
+        // Two pings at half the timeout each (a second apart, give or take a read's 250 ms): past
+        // the two seconds an idle connection gets, with a second to spare before each deadline.
         #expect(pings.waitFor(3))
         #expect(!events.waitFor(timeout: 0) { if case .disconnected = $0 { return true } else { return false } },
                 "the connection was dropped")

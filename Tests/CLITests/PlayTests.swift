@@ -161,7 +161,7 @@ import Testing
         let organizer = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--script"], home: home,
                                           stdin: "adjust-points 15 --reason \"karaoke bonus\"\nforce-complete --help\nhelp\n")
         #expect(organizer.status == 0, "\(organizer.err)")
-        #expect(organizer.out.contains("15"), "\(organizer.out)")
+        #expect(organizer.out.contains("Points: 15 ✦"), "\(organizer.out)")
         #expect(organizer.out.contains("USAGE: force-complete"), "help inside play, not an error")
         #expect(organizer.out.contains("adjust-points <delta>"), "the organizer's help lists the tools")
 
@@ -170,7 +170,7 @@ import Testing
         #expect(player.status == 1)
         #expect(player.err.contains("Unknown command adjust-points"), "\(player.err)")
         let state = try BQProcess.run(["admin", "status", "--port", String(server.port), "--data", server.dataDirectory.path])
-        #expect(state.out.contains("15"), "\(state.out)")
+        #expect(state.out.contains("Points 15 ✦"), "\(state.out)")
     }
 
     @Test func theTimelineShowsLocalTimeAndDay() throws {
@@ -191,7 +191,10 @@ import Testing
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "Asia/Kathmandu")
+        // Without the zone's data both sides would be UTC and prove nothing.
+        let kathmandu = try #require(TimeZone(identifier: "Asia/Kathmandu"))
+        try #require(kathmandu.secondsFromGMT() == 20_700)
+        formatter.timeZone = kathmandu
         formatter.dateFormat = "EEE HH:mm"
         let expected = formatter.string(from: try #require(parser.date(from: at)))
         #expect(human.out.contains(expected), "expected \(expected) for \(at) in \(human.out)")
@@ -201,14 +204,15 @@ import Testing
         let server = try ServerProcess()
         defer { server.stop() }
         let home = try makeTemporaryDirectory()
-        for command in ["rewards", "board"] {
-            let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", command],
-                                           home: home, environment: ["COLUMNS": "80"])
-            #expect(result.status == 0, "\(result.err)")
-            let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.count > 10 }
-            #expect(rows.count >= 9, "\(result.out)")
-            for row in rows { #expect(row.count <= 80, "\(row.count) columns: \(row)") }
-        }
+        // A done option B has the longest status of a row.
+        let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"], home: home,
+                                       stdin: "complete c15 photo https://example.com/cairn.jpg --option b\nboard\nrewards\n",
+                                       environment: ["COLUMNS": "80"])
+        #expect(result.status == 0, "\(result.err)")
+        let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.count > 10 }
+        #expect(rows.count >= 24, "\(result.out)")
+        #expect(rows.contains { $0.contains("done (option B)") })
+        for row in rows { #expect(row.count <= 80, "\(row.count) columns: \(row)") }
         // Without a width (a pipe), rows are whole.
         let whole = try BQProcess.run(["play"] + server.address + ["--character", "mia", "rewards"], home: home)
         #expect(whole.out.contains("One Year of Chauffeur Service"))

@@ -1,4 +1,5 @@
 import Foundation
+import Domain
 import Logging
 import Server
 
@@ -52,7 +53,8 @@ final class ServerHarness: @unchecked Sendable {
         return config
     }
 
-    init(dataDirectory: String, configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    init(dataDirectory: String, configure: (inout ServerConfig) -> Void = { _ in },
+         clock: @escaping @Sendable () -> Millis = GameServer.wallClock) throws {
         var config = Self.config(dataDirectory: dataDirectory)
         configure(&config)
         self.dataDirectory = dataDirectory
@@ -64,7 +66,7 @@ final class ServerHarness: @unchecked Sendable {
             let logger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
             let server: GameServer
             do {
-                server = try GameServer(config: frozen, logger: logger)
+                server = try GameServer(config: frozen, logger: logger, clock: clock)
             } catch {
                 outcome.set(.failure(HarnessError("server did not start: \(error)")))
                 started.signal()
