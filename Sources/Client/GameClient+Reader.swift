@@ -208,9 +208,21 @@ extension GameClient {
     /// when it is the reply to `awaiting`.
     @discardableResult
     func handleLine(_ bytes: [UInt8], awaiting: Int?) throws -> JSONValue? {
-        reportLine(String(decoding: bytes, as: UTF8.self), false)
-        guard !bytes.isEmpty else { return nil }
-        let message = try JSONParser.parse(bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard !bytes.isEmpty else {
+            reportLine(text, false)
+            return nil
+        }
+        let message: JSONValue
+        do {
+            message = try JSONParser.parse(bytes)
+        } catch {
+            reportLine(text, false)
+            throw error
+        }
+        // The answers to the client's own requests (keep-alive pings, a resubscribe after a gap)
+        // would read as replies to requests nobody made (`bq play --json` prints what arrives).
+        if !isReplyToInternalRequest(message) { reportLine(text, false) }
         if message["push"] != nil {
             try handlePush(message)
             return nil
@@ -235,6 +247,11 @@ extension GameClient {
         }
         if let late = resolved.late { emit([late]) }
         return nil
+    }
+
+    private func isReplyToInternalRequest(_ message: JSONValue) -> Bool {
+        guard message["push"] == nil, let id = message["id"]?.intValue else { return false }
+        return locked { pending[id].map { !$0.awaited } ?? false }
     }
 
     private func oldestUnanswered() -> Int? {

@@ -81,7 +81,8 @@ public final class GameClient: @unchecked Sendable {
         locked { self.observer = observer }
     }
 
-    /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline.
+    /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline;
+    /// the replies to the client's own requests (keep-alive pings, resubscribes) are not passed on.
     public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
         locked { lineObserver = observer }
     }

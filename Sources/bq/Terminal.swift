@@ -40,19 +40,22 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// A line typed without being shown (a PIN): echo is off while it is read, when a person is
-    /// at a terminal. nil at the end of input.
+    /// at a terminal. nil at the end of input, or when the person pressed Ctrl-C.
     func readSecretLine() -> String? {
         guard Self.stdinIsTerminal else { return readLine(strippingNewline: true) }
         var saved = termios()
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine(strippingNewline: true) }
         var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Signals off too: Ctrl-C killing the process here would leave the terminal without
+        // echo. It arrives as a character instead, and cancels.
+        quiet.c_lflag &= ~tcflag_t(ECHO | ISIG)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
             line()  // the newline the person typed was not shown either
         }
-        return readLine(strippingNewline: true)
+        guard let typed = readLine(strippingNewline: true), !typed.unicodeScalars.contains("\u{03}") else { return nil }
+        return typed
     }
 
     /// A prompt without a newline, shown only to a person at a terminal.

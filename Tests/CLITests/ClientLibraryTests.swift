@@ -169,7 +169,10 @@ import Testing
         let events = EventLog()
         client.onEvent { events.append($0) }
         let pings = PingCounter()
-        client.onLine { line, outgoing in if outgoing && line.contains(#""op":"ping""#) { pings.add() } }
+        client.onLine { line, outgoing in
+            guard let id = (try? JSONParser.parse(Array(line.utf8)))?["id"]?.intValue else { return }
+            if outgoing && line.contains(#""op":"ping""#) { pings.add(id) } else if !outgoing { pings.received(id) }
+        }
         try client.signInAdmin(key: server.adminKey)
         try client.subscribe()
         // Two pings at half the timeout each (a second apart, give or take a read's 250 ms): past
@@ -177,6 +180,7 @@ import Testing
         #expect(pings.waitFor(3))
         #expect(!events.waitFor(timeout: 0) { if case .disconnected = $0 { return true } else { return false } },
                 "the connection was dropped")
+        #expect(pings.answersShown.isEmpty, "the keep-alive's replies are not passed to the line observer")
         #expect(try client.request("ping").result == [:], "and it still answers")
     }
 
@@ -285,12 +289,27 @@ final class EventLog: @unchecked Sendable {
 final class PingCounter: @unchecked Sendable {
     private let condition = NSCondition()
     private var count = 0
+    private var sent: Set<Int> = []
+    private var shown: Set<Int> = []
 
-    func add() {
+    func add(_ id: Int) {
         condition.lock()
         count += 1
+        sent.insert(id)
         condition.broadcast()
         condition.unlock()
+    }
+
+    func received(_ id: Int) {
+        condition.lock()
+        if sent.contains(id) { shown.insert(id) }
+        condition.unlock()
+    }
+
+    var answersShown: Set<Int> {
+        condition.lock()
+        defer { condition.unlock() }
+        return shown
     }
 
     func waitFor(_ wanted: Int, timeout: Double = 20) -> Bool {
