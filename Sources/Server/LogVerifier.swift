@@ -25,6 +25,10 @@ public enum LogVerifier {
         let snapshots = Dictionary(uniqueKeysWithValues: try store.snapshots(game: game).map { (Int($0.version), $0) })
         var state = GameState()
         var after: Int64 = 0
+        // The version whose event unlocked the last reward, until the final badge is seen: the
+        // badge is the next event of the same command, so the rule holds between commands, not
+        // between the two events.
+        var badgeOwedSince: Int?
         while true {
             let batch = try store.events(game: game, after: after, limit: 10_000)
             if batch.isEmpty { break }
@@ -43,6 +47,10 @@ public enum LogVerifier {
                 let before = state
                 state.apply(event)
                 report.problems += invariantProblems(before: before, after: state).map { "\(game) v\(state.version) (\(stored.type)): \($0)" }
+                if let owed = badgeOwedSince, !state.hasFinalBadge {
+                    report.problems.append("\(game) v\(owed): every reward is unlocked but the final badge did not follow")
+                }
+                badgeOwedSince = unlocksTheLastReward(before: before, after: state) && !state.hasFinalBadge ? state.version : nil
                 if let snapshot = snapshots[state.version] {
                     report.snapshotsChecked += 1
                     if (try? Codec.state(snapshot)) != state {
@@ -51,6 +59,9 @@ public enum LogVerifier {
                 }
             }
             after = Int64(state.version)
+        }
+        if let owed = badgeOwedSince {
+            report.problems.append("\(game) v\(owed): every reward is unlocked but the final badge never followed")
         }
         for version in snapshots.keys where version > state.version {
             report.problems.append("\(game): a snapshot at version \(version) is past the last event (\(state.version))")
@@ -67,7 +78,12 @@ public enum LogVerifier {
         report.games[game] = state.version
     }
 
-    /// The rules of GAME.md that hold after every event.
+    static func unlocksTheLastReward(before: GameState, after state: GameState) -> Bool {
+        state.rewardsTotal > 0 && before.rewardsUnlocked < before.rewardsTotal && state.rewardsUnlocked == state.rewardsTotal
+    }
+
+    /// The rules of GAME.md that hold after every event. (The final badge's, which holds after
+    /// every command, is checked by `verify`.)
     public static func invariantProblems(before: GameState, after state: GameState) -> [String] {
         var problems: [String] = []
         if state.points < 0 { problems.append("points are negative (\(state.points))") }
@@ -83,9 +99,6 @@ public enum LogVerifier {
         if before.hasFinalBadge && !state.hasFinalBadge { problems.append("the final badge was taken back") }
         if !before.hasFinalBadge && state.hasFinalBadge && !state.finalBadgeForced && state.rewardsUnlocked != state.rewardsTotal {
             problems.append("the final badge unlocked with \(state.rewardsUnlocked) of \(state.rewardsTotal) rewards")
-        }
-        if state.rewardsTotal > 0 && before.rewardsUnlocked < before.rewardsTotal && state.rewardsUnlocked == state.rewardsTotal && !state.hasFinalBadge {
-            problems.append("every reward is unlocked but the final badge is not")
         }
         for (id, reward) in before.rewards where reward.isUnlocked && state.rewards[id]?.isUnlocked != true {
             problems.append("reward \(id) was locked again")

@@ -23,7 +23,7 @@ struct VerifyCommand: ParsableCommand {
             print("verify: ok")
         } else {
             for problem in report.problems { print("PROBLEM: \(problem)") }
-            print("verify: \(report.problems.count) problems")
+            print("verify: \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")")
             throw ExitCode(2)
         }
     }

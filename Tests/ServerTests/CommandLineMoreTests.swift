@@ -52,6 +52,27 @@ import Testing
         #expect(try page.stdoutLines.map { try JSONParser.parse(Array($0.utf8)).versionNumber } == [9])
     }
 
+    /// Unlocking the last reward writes two events in one commit, the unlock and the final
+    /// badge: a finished game is a clean log, not one "without its badge" between the two.
+    @Test func verifyAcceptsAFinishedGame() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        try admin.ok("adjust_points", ["delta": 10_000, "reason": "enough for everything"])
+        let mia = try server.connect()
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        for reward in 1...9 { try mia.ok("unlock_reward", ["reward": .string("r0\(reward)")]) }
+        let types = try admin.allEvents().compactMap { $0["type"]?.stringValue }
+        try server.stop()
+        #expect(types.suffix(2) == ["reward_unlocked", "final_badge_unlocked"], "\(types.suffix(3))")
+
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(0), "stdout: \(verify.stdout)\nstderr: \(verify.stderr)")
+        #expect(verify.stdoutLines.contains("verify: ok"), "\(verify.stdout)")
+    }
+
     @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
