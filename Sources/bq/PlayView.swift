@@ -42,8 +42,10 @@ struct PlayView {
         return lines
     }
 
+    /// The game's balance is the birthday person's wallet: other players see whose it is.
     func pointsLine() -> String {
-        "Points: " + style.bold("\(points) ✦") + style.dim("  (earned \(game["earned"]?.intValue ?? 0), spent \(game["spent"]?.intValue ?? 0))")
+        (myRole == "birthday" ? "Points: " : "\(birthdayName)'s points: ") + style.bold("\(points) ✦")
+            + style.dim("  (earned \(game["earned"]?.intValue ?? 0), spent \(game["spent"]?.intValue ?? 0))")
     }
 
     func badgeLine() -> String {
@@ -320,6 +322,12 @@ struct PlayView {
             lines.append("★ " + timelineEntry(entry))
         }
         if points != old.points {
+            // Completions and unlocks explain themselves in the timeline; an organizer's
+            // adjustment has no entry there (GAME.md), so it is named here.
+            if timeline.count == old.timeline.count {
+                let delta = points - old.points
+                lines.append("The organizer adjusted the points: \(delta > 0 ? "+" : "")\(delta) ✦")
+            }
             lines.append(pointsLine())
         }
         if let day = game["day"]?.intValue, day != old.game["day"]?.intValue {

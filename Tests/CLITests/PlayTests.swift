@@ -64,6 +64,7 @@ import Testing
 
         let bonus = try BQProcess.run(["admin", "adjust-points", "60", "--reason", "karaoke bonus"] + server.adminFlags)
         #expect(bonus.status == 0, "\(bonus.err)")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +60 ✦"))
         #expect(mia.output.waitFor("Points: 60 ✦  (earned 60, spent 0)"))
 
         let forced = try BQProcess.run(["admin", "force-complete", "c02"] + server.adminFlags)
