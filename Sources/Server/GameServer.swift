@@ -50,6 +50,10 @@ public final class GameServer {
         self.clock = clock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
+        // A first launch needs the seed: a bad one is refused before anything is created.
+        if !FileManager.default.fileExists(atPath: config.databasePath) {
+            _ = try GameLoader.readSeed(path: config.seedPath)
+        }
         try Self.prepareDataFiles(config, logger: logger)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key

@@ -73,6 +73,17 @@ import Testing
         #expect(verify.stdoutLines.contains("verify: ok"), "\(verify.stdout)")
     }
 
+    /// Started where the default seed path means nothing, the server says what to do, and
+    /// leaves nothing behind to trip the next start.
+    @Test func serveWithoutItsSeedSaysWhereItLookedAndCreatesNothing() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let run = try BQRun.run(["serve", "--port", "0", "--data", dir.path + "/data"], workingDirectory: dir.path)
+        #expect(run.ending != .exited(0))
+        #expect(run.stderr.contains("cannot read the seed file") && run.stderr.contains("--seed FILE"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
+    }
+
     @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
