@@ -1,14 +1,14 @@
 import JSON
 
-/// What the `events` op leaves out of an event's payload: the credentials the log keeps.
+/// What the `events` op and `bq log` leave out of an event's payload: the credentials the log keeps.
 /// - `token_hash`: nobody's business, not even the organizer's.
 /// - a claim's `device`: the device that holds a character may claim it again without its PIN,
 ///   so its id is as good as the PIN to whoever reads it.
 /// - the seed's PINs (`content.characters[].pin`): they let another device take a character over.
 /// The organizer reading the log could otherwise act as any player, and the log would name
 /// that player as the actor.
-enum EventRedaction {
-    static func redacted(type: String, data: JSONValue) -> JSONValue {
+public enum EventRedaction {
+    public static func redacted(type: String, data: JSONValue) -> JSONValue {
         guard case .object(var fields) = data else { return data }
         fields["token_hash"] = nil
         if type == "character_claimed" { fields["device"] = nil }

@@ -63,8 +63,15 @@ struct AdminConnectionOptions: ParsableArguments {
         let client: GameClient
         do {
             client = try GameClient.connect(host: host, port: port)
+        } catch {
+            // As `bq play`: 2 when there is no server to talk to, 1 when it says no.
+            terminal.error("bq admin: \(error)")
+            throw ExitCode(2)
+        }
+        do {
             try client.signInAdmin(key: key, game: game)
         } catch {
+            client.close()
             terminal.error("bq admin: \(error)")
             throw ExitCode(1)
         }

@@ -26,18 +26,15 @@ struct LogCommand: ParsableCommand {
             if batch.isEmpty { break }
             for event in batch {
                 if json {
-                    var data = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
-                    // As in the `events` op: a token's hash is nobody's business.
-                    if case .object(var fields) = data, fields["token_hash"] != nil {
-                        fields["token_hash"] = nil
-                        data = .object(fields)
-                    }
+                    // As in the `events` op: no credentials (token hashes, devices, PINs).
+                    let stored = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
+                    let data = EventRedaction.redacted(type: event.type, data: stored)
                     let line: JSONValue = .object(["game": .string(name), "version": .int(Int(event.version)), "type": .string(event.type),
                                                    "actor": .string(event.actor), "at": .string(formatTimestamp(event.at)),
                                                    "idem": event.idempotencyKey.map { .string($0) } ?? .null, "data": data])
                     print(line.serialized(sortedKeys: true))
                 } else {
-                    print("\(String(event.version).padding(toLength: 6, withPad: " ", startingAt: 0)) \(formatTimestamp(event.at))  \(event.actor.padding(toLength: 8, withPad: " ", startingAt: 0)) \(event.type)\(summary(event.payload))")
+                    print("\(String(event.version).padding(toLength: 6, withPad: " ", startingAt: 0)) \(formatTimestamp(event.at))  \(event.actor.padding(toLength: 8, withPad: " ", startingAt: 0)) \(event.type)\(summary(event))")
                 }
                 cursor = event.version
                 printed += 1
@@ -47,10 +44,11 @@ struct LogCommand: ParsableCommand {
     }
 
     /// The payload's scalar fields, short, so a person can scan the log.
-    private func summary(_ payload: String) -> String {
-        guard case .object(let fields)? = try? JSONParser.parse(Array(payload.utf8)) else { return "" }
+    private func summary(_ event: StoredEvent) -> String {
+        guard let stored = try? JSONParser.parse(Array(event.payload.utf8)),
+              case .object(let fields) = EventRedaction.redacted(type: event.type, data: stored) else { return "" }
         let parts = fields.keys.sorted().compactMap { key -> String? in
-            guard key != "token_hash", key != "content" else { return nil }
+            guard key != "content" else { return nil }
             switch fields[key]! {
             case .string(let text): return "\(key)=\(text.count > 40 ? String(text.prefix(37)) + "..." : text)"
             case .int(let number): return "\(key)=\(number)"

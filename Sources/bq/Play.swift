@@ -18,7 +18,7 @@ struct Play: ParsableCommand {
     @Option(help: "Claim this character without asking (e.g. mia).") var character: String?
     @Option(help: "The character's PIN, to take it over from another device.") var pin: String?
     @Option(name: .customLong("device-file"),
-            help: "Where the device id and session token are kept (default ~/.config/bq/play-HOST-PORT-GAME.json).")
+            help: "Where the device id and session token are kept (default ~/.config/bq/play-HOST-PORT-GAME.json, GAME being \"default\" without --game). One per person: two people on one account each give their own.")
     var deviceFile: String?
     @Flag(help: "Print the raw protocol lines instead of the game screens.") var json = false
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false

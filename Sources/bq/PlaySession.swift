@@ -64,7 +64,8 @@ final class PlaySession: @unchecked Sendable {
         if let saved, character == nil || character == file.character {
             do {
                 let reply = try client.auth(token: saved)
-                say([style.dim("Welcome back, \(reply.result["character"]?.stringValue ?? "player").")])
+                // A greeting for a person; a script's output is its commands' results.
+                if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue ?? "player").")]) }
                 return true
             } catch {
                 say([style.yellow("Your saved session no longer works (\(error)); choose again.")])

@@ -47,6 +47,11 @@ import Testing
         #expect(lines.map { $0["actor"] } == events.map { $0["actor"] })
         #expect(lines.map { $0["at"] } == events.map { $0["at"] })
         #expect(lines.filter { $0["idem"] == "bonus-1" }.count == 1)
+        // No credentials, as in the `events` op: the claim's device, its token's hash, the PINs.
+        let human = try BQRun.run(["log", "--data", dir.path], workingDirectory: dir.path)
+        #expect(!log.stdout.contains(#""device":"#) && !log.stdout.contains("token_hash") && !log.stdout.contains(#""pin":"#))
+        #expect(!human.stdout.contains("device=") && !human.stdout.contains("token_hash="))
+        #expect(human.stdout.contains("character_claimed"))
 
         let page = try BQRun.run(["log", "--data", dir.path, "--json", "--after", "8", "--limit", "1"], workingDirectory: dir.path)
         #expect(try page.stdoutLines.map { try JSONParser.parse(Array($0.utf8)).versionNumber } == [9])
