@@ -92,9 +92,11 @@ enum ConsoleLine {
 }
 
 extension Admin {
-    /// Runs an operation from a console line: its help when asked for, the parse, a
-    /// confirmation before a destructive one (`confirm` gets the question), the operation.
-    static func runConsoleLine(_ words: [String], context: AdminContext, confirm: (String) -> Bool) -> ConsoleLine {
+    /// Runs an operation from a console line (`typed`, when known, as the person typed it): its
+    /// help when asked for, the parse, a confirmation before a destructive one (`confirm` gets
+    /// the question), the operation.
+    static func runConsoleLine(_ words: [String], typed: String? = nil, context: AdminContext,
+                               confirm: (String) -> Bool) -> ConsoleLine {
         if let help = subcommandHelp(words) { return .output([help]) }
         let command: any ParsableCommand
         do {
@@ -103,7 +105,9 @@ extension Admin {
             return .usage(message(for: error))
         }
         guard let operation = command as? any AdminOperation else { return .notAnOperation }
-        if operation.isDestructive, !confirm("\(words.joined(separator: " ")): are you sure? [y/N] ") { return .cancelled }
+        // The question repeats the line as typed (quotes and all) when it is known.
+        let asked = typed?.trimmingCharacters(in: .whitespaces) ?? words.joined(separator: " ")
+        if operation.isDestructive, !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
         do {
             return .output(try operation.perform(context))
         } catch {

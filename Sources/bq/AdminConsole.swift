@@ -12,6 +12,17 @@ struct AdminConsole: ParsableCommand {
         try connection.withContext(converse)
     }
 
+    /// The operations, one line each: the console's own list, without the options that only
+    /// make sense on a command line (where the server is, the key) or the screens it cannot run.
+    static func consoleHelp() -> String {
+        let operations = Admin.configuration.subcommands.filter { $0 is any AdminOperation.Type }
+        let width = operations.map { $0.configuration.commandName?.count ?? 0 }.max() ?? 0
+        let lines = operations.map { command in
+            "  " + padded(command.configuration.commandName ?? "", width) + "  " + command.configuration.abstract
+        }
+        return (["Commands (help <command> for its options; quit to leave):"] + lines).joined(separator: "\n")
+    }
+
     private func converse(_ context: AdminContext) {
         let terminal = context.terminal
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
@@ -31,7 +42,9 @@ struct AdminConsole: ParsableCommand {
             switch first {
             case "quit", "exit": return
             case "help":
-                terminal.line(Admin.helpMessage(columns: 100))
+                // `help adjust-points` is that command's help; `help` alone lists what works here.
+                terminal.line(words.count > 1 ? Admin.subcommandHelp([words[1], "--help"]) ?? "Unknown command \(words[1])."
+                                              : Self.consoleHelp())
                 continue
             default: break
             }
@@ -40,7 +53,7 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
-            let outcome = Admin.runConsoleLine(words, context: context) { question in
+            let outcome = Admin.runConsoleLine(words, typed: line, context: context) { question in
                 terminal.prompt(question)
                 if !Terminal.stdinIsTerminal { terminal.line(question.trimmingCharacters(in: .whitespaces)) }
                 let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()

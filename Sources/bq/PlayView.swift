@@ -66,7 +66,8 @@ struct PlayView {
         lines += board()
         lines.append("")
         if myRole == "birthday" {
-            lines += rewardsList()
+            // The gifts' contents make the home screen scroll off: `rewards` and `show` have them.
+            lines += rewardsList(withContents: false)
         } else {
             lines += dareStatus()
             lines.append("")
@@ -127,11 +128,11 @@ struct PlayView {
         return listRow(mark: mark, id: id, title: title, status: statusText, paint: paint, facts: facts.joined(separator: " · "))
     }
 
-    func rewardsList() -> [String] {
+    func rewardsList(withContents: Bool = true) -> [String] {
         var lines = [style.bold("Rewards")]
         for (id, reward) in rewards {
             lines.append("  " + rewardRow(id, reward))
-            if myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
+            if withContents, myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
                 lines += contentLines(content).map { "        " + $0 }
             }
         }
@@ -164,6 +165,11 @@ struct PlayView {
         return listRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
     }
 
+    /// Ids line up in one column on every list: dares' ids (`dare-priya`) are longer than `c01`.
+    private var idWidth: Int {
+        max(4, (challenges.map(\.id) + rewards.map(\.id)).map(\.count).max() ?? 0)
+    }
+
     /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), facts.
     /// Status comes before the facts, which vary most in length. On a terminal narrower than
     /// the row, the title gives up room first (down to 16), then the facts are cut: a row
@@ -175,12 +181,12 @@ struct PlayView {
         var shownFacts = facts
         if let columns = Terminal.columns {
             // Indent; mark, id and status, each with the space after it; the space after the title.
-            let fixed = 2 + 2 + 5 + shownStatus.count + 1 + 1
+            let fixed = 2 + 2 + idWidth + 1 + shownStatus.count + 1 + 1
             titleWidth = max(16, min(titleWidth, columns - fixed - facts.count))
             let room = columns - fixed - titleWidth
             if facts.count > room { shownFacts = room > 1 ? String(facts.prefix(room - 1)) + "…" : "" }
         }
-        return "\(mark) \(style.cyan(padded(id, 4))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
+        return "\(mark) \(style.cyan(padded(id, idWidth))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
     }
 
     func contentLines(_ content: JSONValue) -> [String] {

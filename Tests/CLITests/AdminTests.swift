@@ -83,6 +83,21 @@ import Testing
         #expect(half.err.contains("needs both --option-b-title and --option-b-description"), "\(half.err)")
     }
 
+    @Test func consoleHelpListsWhatWorksThereAndExplainsEachCommand() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try BQProcess.run(["admin", "console"] + server.adminFlags,
+                                        stdin: "help\nhelp adjust-points\nforce-complete --help\nforce-complete c03\nn\nquit\n")
+        #expect(console.status == 0, "\(console.err)")
+        let listing = console.out.components(separatedBy: "OVERVIEW:").first ?? ""
+        #expect(listing.contains("adjust-points") && listing.contains("force-complete"))
+        #expect(!listing.contains("  console ") && !listing.contains("  watch "), "screens the console cannot run")
+        #expect(console.out.contains("OVERVIEW: Add (or, negative, take away) points"))
+        #expect(console.out.contains("OVERVIEW: Complete a challenge without proof"))
+        #expect(console.out.contains("force-complete c03: are you sure? [y/N]"))
+        #expect(console.out.contains("Cancelled."))
+    }
+
     @Test func consoleAsksBeforeDestructiveOperations() throws {
         let server = try ServerProcess()
         defer { server.stop() }
