@@ -8,7 +8,7 @@ import Views
 struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "Print a game's events.")
 
-    @OptionGroup var options: ServerOptions
+    @OptionGroup var options: DataOptions
     @Option(help: "The game (default: the configured default game).") var game: String?
     @Option(help: "Only events after this version.") var after: Int64 = 0
     @Option(help: "At most this many events.") var limit: Int = 1_000_000

@@ -4,7 +4,7 @@ import Server
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "verify", abstract: "Replay every game from version 1 and check every invariant and snapshot.")
 
-    @OptionGroup var options: ServerOptions
+    @OptionGroup var options: DataOptions
 
     func run() throws {
         let config = try options.load()
