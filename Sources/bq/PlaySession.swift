@@ -12,6 +12,10 @@ final class PlaySession: @unchecked Sendable {
     /// Touched by the main thread, and by the reader thread only when the session is lost.
     private let fileLock = NSLock()
     private var file: PlayDeviceFile
+    /// Whether the main thread is running a command: its own prompt follows the result, so a
+    /// live update printed meanwhile must not put one before it. Guarded by `commandLock`.
+    private let commandLock = NSLock()
+    private var runningCommand = false
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
     enum Outcome { case ok, failed, unconfirmed, quit }
@@ -39,6 +43,18 @@ final class PlaySession: @unchecked Sendable {
         } else {
             terminal.error(message)
         }
+    }
+
+    private var isRunningCommand: Bool {
+        commandLock.lock()
+        defer { commandLock.unlock() }
+        return runningCommand
+    }
+
+    private func setRunningCommand(_ running: Bool) {
+        commandLock.lock()
+        runningCommand = running
+        commandLock.unlock()
     }
 
     private func updateFile(_ change: (inout PlayDeviceFile) -> Void) {
@@ -173,8 +189,9 @@ final class PlaySession: @unchecked Sendable {
             default:
                 return
             }
-            // The update printed over the prompt a person was typing at: show it again.
-            terminal.prompt(style.bold("> "))
+            // The update printed over the prompt a person was typing at: show it again (unless a
+            // command is running, whose result and then a prompt come next).
+            if self?.isRunningCommand != true { terminal.prompt(style.bold("> ")) }
         }
         return true
     }
@@ -186,7 +203,10 @@ final class PlaySession: @unchecked Sendable {
         while let line = readInput(style.bold("> ")) {
             let words = splitCommandLine(line)
             if words.isEmpty { continue }
-            switch execute(words) {
+            setRunningCommand(true)
+            let outcome = execute(words)
+            setRunningCommand(false)
+            switch outcome {
             case .quit: return mode == .interactive ? .ok : worst
             case .failed: if worst == .ok { worst = .failed }
             case .unconfirmed: worst = .unconfirmed
