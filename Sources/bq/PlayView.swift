@@ -133,7 +133,7 @@ struct PlayView {
         for (id, reward) in rewards {
             lines.append("  " + rewardRow(id, reward))
             if withContents, myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
-                lines += contentLines(content).map { "        " + $0 }
+                lines += contentLines(content, indent: "        ")
             }
         }
         return lines
@@ -189,11 +189,11 @@ struct PlayView {
         return "\(mark) \(style.cyan(padded(id, idWidth))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
     }
 
-    func contentLines(_ content: JSONValue) -> [String] {
+    func contentLines(_ content: JSONValue, indent: String) -> [String] {
         var lines: [String] = []
-        if let text = content["text"]?.stringValue, !text.isEmpty { lines.append("“\(text)”") }
+        if let text = content["text"]?.stringValue, !text.isEmpty { lines += wrapped("“\(text)”", indent: indent) }
         for url in content["urls"]?.arrayValue ?? [] {
-            if let url = url.stringValue { lines.append("🔗 " + style.blue(url)) }
+            if let url = url.stringValue { lines.append(indent + "🔗 " + style.blue(url)) }
         }
         return lines
     }
@@ -211,9 +211,9 @@ struct PlayView {
         case "completed": explained = "completed by \(birthdayName)!"
         default: explained = status
         }
-        return [style.bold("Your dare") + " \(style.cyan(id)): \(dare["title"]?.stringValue ?? "") · \(dare["points"]?.intValue ?? 0) ✦",
-                "  \(dare["description"]?.stringValue ?? "")",
-                "  status: \(explained)"]
+        return [style.bold("Your dare") + " \(style.cyan(id)): \(dare["title"]?.stringValue ?? "") · \(dare["points"]?.intValue ?? 0) ✦"]
+            + wrapped(dare["description"]?.stringValue ?? "", indent: "  ")
+            + wrapped("status: \(explained)", indent: "  ")
     }
 
     func timelineLines(last: Int? = nil) -> [String] {
@@ -263,26 +263,26 @@ struct PlayView {
     /// The full card of a challenge or reward.
     func show(_ id: String) -> [String]? {
         if let challenge = json["challenges"]?[id] {
-            var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")"), challengeRow(id, challenge),
-                         "  " + (challenge["description"]?.stringValue ?? "")]
+            var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")"), challengeRow(id, challenge)]
+                + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ")
             if let optionB = challenge["option_b"], !optionB.isNull {
                 lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
-                lines.append("  " + (optionB["description"]?.stringValue ?? ""))
+                lines += wrapped(optionB["description"]?.stringValue ?? "", indent: "  ")
             }
             if let proof = challenge["proof"], !proof.isNull {
                 switch proof["kind"]?.stringValue {
                 case "photo": lines.append("  proof: photo " + style.blue(proof["url"]?.stringValue ?? ""))
-                case "text": lines.append("  proof: “\(proof["text"]?.stringValue ?? "")”")
+                case "text": lines += wrapped("proof: “\(proof["text"]?.stringValue ?? "")”", indent: "  ")
                 default: lines.append("  proof: done")
                 }
             }
             return lines
         }
         if let reward = json["rewards"]?[id] {
-            var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")"), rewardRow(id, reward),
-                         "  " + (reward["teaser"]?.stringValue ?? "")]
+            var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")"), rewardRow(id, reward)]
+                + wrapped(reward["teaser"]?.stringValue ?? "", indent: "  ")
             if let content = reward["content"] {
-                lines += contentLines(content).map { "  " + $0 }
+                lines += contentLines(content, indent: "  ")
             } else {
                 lines.append(style.dim("  (its content shows once it is unlocked)"))
             }

@@ -133,3 +133,21 @@ func padded(_ text: String, _ width: Int) -> String {
 func fitted(_ text: String, _ width: Int) -> String {
     text.count <= width ? padded(text, width) : String(text.prefix(width - 1)) + "…"
 }
+
+/// `text` as lines starting with `indent`, broken between words to fit the terminal's width
+/// when it is known (a pipe gets one line: scripts split on newlines, not on widths).
+func wrapped(_ text: String, indent: String) -> [String] {
+    guard let columns = Terminal.columns else { return [indent + text] }
+    let width = max(20, columns - indent.count)
+    var lines: [String] = []
+    var current = ""
+    for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+        if !current.isEmpty, current.count + 1 + word.count > width {
+            lines.append(indent + current)
+            current = ""
+        }
+        current += (current.isEmpty ? "" : " ") + word
+    }
+    if !current.isEmpty || lines.isEmpty { lines.append(indent + current) }
+    return lines
+}
