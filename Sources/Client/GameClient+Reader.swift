@@ -97,12 +97,17 @@ extension GameClient {
 
     /// A server with an idle timeout says goodbye to a connection that sends nothing for that
     /// long; a person watching the game is not idle, so past half of it the client pings.
+    /// Sent from a thread of its own: sending takes the write lock, which a caller blocked in a
+    /// full socket may hold until this reader drains the connection.
     private func keepAliveIfIdle() {
         let due = locked { () -> Bool in
-            guard ready, let idle = idleTimeout else { return false }
-            return Date().timeIntervalSince(lastSent) >= idle / 2
+            guard ready, let idle = idleTimeout, Date().timeIntervalSince(lastSent) >= idle / 2 else { return false }
+            lastSent = Date()  // one ping on its way is enough
+            return true
         }
-        if due { submit("ping", [:], awaited: false) }
+        guard due else { return }
+        let client = self
+        Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
     }
 
     func drop(_ connection: BlockingLineSocket, reason: String) {
@@ -128,7 +133,7 @@ extension GameClient {
         generation += 1
         socket = connection
         ready = true
-        let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation }
+        let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation && !($0.abandoned && !$0.isMutation) }
             .sorted { $0.id < $1.id }
         for entry in resend { entry.sentGeneration = generation }
         lastSent = Date()
@@ -220,9 +225,12 @@ extension GameClient {
             reportLine(text, false)
             throw error
         }
-        // The answers to the client's own requests (keep-alive pings, a resubscribe after a gap)
-        // would read as replies to requests nobody made (`bq play --json` prints what arrives).
-        if !isReplyToInternalRequest(message) { reportLine(text, false) }
+        // The answers to the client's own requests (keep-alive pings, a resubscribe after a gap,
+        // signing in again after a reconnect) would read as replies to requests nobody made
+        // (`bq play --json` prints what arrives).
+        if !isReplyToInternalRequest(message), awaiting == nil || message["id"]?.intValue != awaiting {
+            reportLine(text, false)
+        }
         if message["push"] != nil {
             try handlePush(message)
             return nil

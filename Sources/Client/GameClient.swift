@@ -82,7 +82,8 @@ public final class GameClient: @unchecked Sendable {
     }
 
     /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline;
-    /// the replies to the client's own requests (keep-alive pings, resubscribes) are not passed on.
+    /// the replies to the client's own requests (keep-alive pings, resubscribes, signing in again
+    /// after a reconnect) are not passed on.
     public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
         locked { lineObserver = observer }
     }

@@ -50,12 +50,7 @@ public enum GameLoader {
     /// Reads and validates a seed file; the error names the file, the field and the problem.
     public static func readSeed(path: String) throws -> (content: SeedContent, hash: String) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            var hint = ""
-            if !path.hasPrefix("/") {
-                hint = " (a relative path is read from the working directory, \(FileManager.default.currentDirectoryPath): "
-                    + "start the server in the repository's root, or give --seed FILE)"
-            }
-            throw ServerError.startup("\(path): cannot read the seed file\(hint)")
+            throw ServerError.startup("\(path): cannot read the seed file")
         }
         let json: JSONValue
         do {

@@ -52,6 +52,11 @@ public final class GameServer {
         unblockSignals([SIGTERM, SIGINT])
         // A first launch needs the seed: a bad one is refused before anything is created.
         if !FileManager.default.fileExists(atPath: config.databasePath) {
+            if !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
+                throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
+                    + "working directory, \(FileManager.default.currentDirectoryPath): start the server in the repository's root, "
+                    + "or give --seed FILE)")
+            }
             _ = try GameLoader.readSeed(path: config.seedPath)
         }
         try Self.prepareDataFiles(config, logger: logger)

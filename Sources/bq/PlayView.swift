@@ -5,6 +5,15 @@ import JSON
 struct PlayView {
     let json: JSONValue
     let style: Style
+    /// Ids line up in one column on every list: dares' ids (`dare-priya`) are longer than `c01`.
+    let idWidth: Int
+
+    init(json: JSONValue, style: Style) {
+        self.json = json
+        self.style = style
+        let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])
+        idWidth = max(4, ids.map(\.count).max() ?? 0)
+    }
 
     var game: JSONValue { json["game"] ?? .null }
     var myCharacter: String? { json["me"]?["character"]?.stringValue }
@@ -163,11 +172,6 @@ struct PlayView {
         let title = reward["title"]?.stringValue ?? id
         let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
         return listRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
-    }
-
-    /// Ids line up in one column on every list: dares' ids (`dare-priya`) are longer than `c01`.
-    private var idWidth: Int {
-        max(4, (challenges.map(\.id) + rewards.map(\.id)).map(\.count).max() ?? 0)
     }
 
     /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), facts.

@@ -39,23 +39,32 @@ final class Terminal: @unchecked Sendable {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// A line typed without being shown (a PIN): echo is off while it is read, when a person is
-    /// at a terminal. nil at the end of input, or when the person pressed Ctrl-C.
+    /// A line typed without being shown (a PIN), when a person is at a terminal: read a byte at
+    /// a time with echo, line editing and signals off, so that Ctrl-C cancels at once and the
+    /// terminal is always given back as it was. nil at the end of input or on Ctrl-C.
     func readSecretLine() -> String? {
         guard Self.stdinIsTerminal else { return readLine(strippingNewline: true) }
         var saved = termios()
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine(strippingNewline: true) }
-        var quiet = saved
-        // Signals off too: Ctrl-C killing the process here would leave the terminal without
-        // echo. It arrives as a character instead, and cancels.
-        quiet.c_lflag &= ~tcflag_t(ECHO | ISIG)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
             line()  // the newline the person typed was not shown either
         }
-        guard let typed = readLine(strippingNewline: true), !typed.unicodeScalars.contains("\u{03}") else { return nil }
-        return typed
+        var typed: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1 {
+            switch byte {
+            case 0x03: return nil                                    // Ctrl-C
+            case 0x04: if typed.isEmpty { return nil }               // Ctrl-D on an empty line
+            case 0x0A, 0x0D: return String(decoding: typed, as: UTF8.self)
+            case 0x7F, 0x08: if !typed.isEmpty { typed.removeLast() } // backspace
+            default: typed.append(byte)
+            }
+        }
+        return nil
     }
 
     /// A prompt without a newline, shown only to a person at a terminal.

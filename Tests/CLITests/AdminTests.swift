@@ -18,6 +18,17 @@ import Testing
         #expect(negative.err.contains("Not enough points"))
     }
 
+    @Test func noServerIsExitStatusTwoAsInPlay() throws {
+        // A port nothing listens on: one from a server that has just stopped.
+        let server = try ServerProcess()
+        let port = String(server.port)
+        server.stop()
+        let admin = try BQProcess.run(["admin", "status", "--port", port, "--key", "any"])
+        #expect(admin.status == 2, "\(admin.err)")
+        let play = try BQProcess.run(["play", "--port", port, "whoami"], home: try makeTemporaryDirectory())
+        #expect(play.status == 2, "\(play.err)")
+    }
+
     @Test func wrongKeyIsRefused() throws {
         let server = try ServerProcess()
         defer { server.stop() }
