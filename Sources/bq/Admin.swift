@@ -140,9 +140,7 @@ extension AdminOperation {
             do throws(ClientError) {
                 for line in try perform(context) { context.terminal.line(line) }
             } catch .unconfirmed(let op) {
-                // This process ends here, so nothing will send it again: say what is known.
-                context.terminal.error("No reply to \(op) in time (is the server running?): it may or may not have "
-                    + "been applied. Check with `bq admin log` before running it again.")
+                context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`"))
                 throw ExitCode(Admin.exitUnconfirmed)
             } catch {
                 context.terminal.error(error.description)

@@ -56,8 +56,7 @@ struct AdminConsole: ParsableCommand {
             let outcome = Admin.runConsoleLine(words, typed: line, context: context) { question in
                 terminal.prompt(question)
                 if !Terminal.stdinIsTerminal { terminal.line(question.trimmingCharacters(in: .whitespaces)) }
-                let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
-                return answer == "y" || answer == "yes"
+                return isYes(readLine(strippingNewline: true))
             }
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }

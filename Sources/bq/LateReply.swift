@@ -11,3 +11,16 @@ func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: St
         return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description)"
     }
 }
+
+/// What a one-shot or a script says of a change whose answer never came: the process ends
+/// here, so nothing will send it again, and all that is known is that it may have been made.
+func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
+    "No reply to \(op) in time (is the server running?): it may or may not have been applied. "
+        + "Check \(check) before doing it again."
+}
+
+/// Whether the answer to a yes/no question is yes (`y` or `yes`, any case); no by default.
+func isYes(_ answer: String?) -> Bool {
+    let said = answer?.trimmingCharacters(in: .whitespaces).lowercased()
+    return said == "y" || said == "yes"
+}

@@ -14,8 +14,7 @@ extension PlaySession {
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal)) {
             // A one-shot or a script means what it says; a person at the game is asked.
             guard mode == .interactive else { return true }
-            let answer = readInput($0)?.trimmingCharacters(in: .whitespaces).lowercased()
-            return answer == "y" || answer == "yes"
+            return isYes(readInput($0))
         }
         switch outcome {
         case .output(let lines):

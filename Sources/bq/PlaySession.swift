@@ -283,8 +283,7 @@ final class PlaySession: @unchecked Sendable {
             refused(error.description)
             return .failed
         }
-        refused("No reply to \(op) in time (is the server running?): it may or may not have been applied. "
-                + "Check the timeline before doing it again.")
+        refused(unknownOutcomeMessage(op, checkWith: "the timeline"))
         return .unconfirmed
     }
 

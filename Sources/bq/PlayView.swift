@@ -7,10 +7,13 @@ struct PlayView {
     let style: Style
     /// Ids line up in one column on every list: dares' ids (`dare-priya`) are longer than `c01`.
     let idWidth: Int
+    /// The terminal's width, read once per screen; nil for a pipe.
+    let columns: Int?
 
     init(json: JSONValue, style: Style) {
         self.json = json
         self.style = style
+        columns = Terminal.columns
         let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])
         idWidth = max(4, ids.map(\.count).max() ?? 0)
     }
@@ -183,7 +186,7 @@ struct PlayView {
         let shownStatus = padded(status, 10)
         var titleWidth = 32
         var shownFacts = facts
-        if let columns = Terminal.columns {
+        if let columns {
             // Indent; mark, id and status, each with the space after it; the space after the title.
             let fixed = 2 + 2 + idWidth + 1 + shownStatus.count + 1 + 1
             titleWidth = max(16, min(titleWidth, columns - fixed - facts.count))
@@ -195,7 +198,7 @@ struct PlayView {
 
     func contentLines(_ content: JSONValue, indent: String) -> [String] {
         var lines: [String] = []
-        if let text = content["text"]?.stringValue, !text.isEmpty { lines += wrapped("“\(text)”", indent: indent) }
+        if let text = content["text"]?.stringValue, !text.isEmpty { lines += wrapped("“\(text)”", indent: indent, columns: columns) }
         for url in content["urls"]?.arrayValue ?? [] {
             if let url = url.stringValue { lines.append(indent + "🔗 " + style.blue(url)) }
         }
@@ -216,8 +219,8 @@ struct PlayView {
         default: explained = status
         }
         return [style.bold("Your dare") + " \(style.cyan(id)): \(dare["title"]?.stringValue ?? "") · \(dare["points"]?.intValue ?? 0) ✦"]
-            + wrapped(dare["description"]?.stringValue ?? "", indent: "  ")
-            + wrapped("status: \(explained)", indent: "  ")
+            + wrapped(dare["description"]?.stringValue ?? "", indent: "  ", columns: columns)
+            + wrapped("status: \(explained)", indent: "  ", columns: columns)
     }
 
     func timelineLines(last: Int? = nil) -> [String] {
@@ -268,15 +271,15 @@ struct PlayView {
     func show(_ id: String) -> [String]? {
         if let challenge = json["challenges"]?[id] {
             var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")"), challengeRow(id, challenge)]
-                + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ")
+                + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)
             if let optionB = challenge["option_b"], !optionB.isNull {
                 lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
-                lines += wrapped(optionB["description"]?.stringValue ?? "", indent: "  ")
+                lines += wrapped(optionB["description"]?.stringValue ?? "", indent: "  ", columns: columns)
             }
             if let proof = challenge["proof"], !proof.isNull {
                 switch proof["kind"]?.stringValue {
                 case "photo": lines.append("  proof: photo " + style.blue(proof["url"]?.stringValue ?? ""))
-                case "text": lines += wrapped("proof: “\(proof["text"]?.stringValue ?? "")”", indent: "  ")
+                case "text": lines += wrapped("proof: “\(proof["text"]?.stringValue ?? "")”", indent: "  ", columns: columns)
                 default: lines.append("  proof: done")
                 }
             }
@@ -284,7 +287,7 @@ struct PlayView {
         }
         if let reward = json["rewards"]?[id] {
             var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")"), rewardRow(id, reward)]
-                + wrapped(reward["teaser"]?.stringValue ?? "", indent: "  ")
+                + wrapped(reward["teaser"]?.stringValue ?? "", indent: "  ", columns: columns)
             if let content = reward["content"] {
                 lines += contentLines(content, indent: "  ")
             } else {

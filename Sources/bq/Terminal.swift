@@ -143,10 +143,10 @@ func fitted(_ text: String, _ width: Int) -> String {
     text.count <= width ? padded(text, width) : String(text.prefix(width - 1)) + "…"
 }
 
-/// `text` as lines starting with `indent`, broken between words to fit the terminal's width
-/// when it is known (a pipe gets one line: scripts split on newlines, not on widths).
-func wrapped(_ text: String, indent: String) -> [String] {
-    guard let columns = Terminal.columns else { return [indent + text] }
+/// `text` as lines starting with `indent`, broken between words to fit `columns` when the
+/// terminal's width is known (a pipe gets one line: scripts split on newlines, not on widths).
+func wrapped(_ text: String, indent: String, columns: Int?) -> [String] {
+    guard let columns else { return [indent + text] }
     let width = max(20, columns - indent.count)
     var lines: [String] = []
     var current = ""
