@@ -18,7 +18,7 @@ extension EventStore {
             return batch.map { _ in .failed(error) }
         }
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.run("BEGIN IMMEDIATE")
         } catch {
             return failAll(batch, error)
         }
@@ -47,7 +47,7 @@ extension EventStore {
                 versions[request.game] = after
                 results.append(.committed(version: after))
             }
-            try connection.execute("COMMIT")
+            try connection.run("COMMIT")
         } catch {
             rollback()
             return failAll(batch, error)

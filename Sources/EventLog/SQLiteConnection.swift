@@ -87,6 +87,12 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
     }
 
+    /// Runs one statement that returns no rows through the statement cache: for the statements
+    /// every transaction repeats (BEGIN, COMMIT), which `execute` would parse again each time.
+    func run(_ sql: String) throws(StorageError) {
+        try statement(sql).run()
+    }
+
     /// A prepared statement for `sql`, prepared on first use and reused afterwards.
     func statement(_ sql: String) throws(StorageError) -> Statement {
         if let cached = statements[sql] { return cached }

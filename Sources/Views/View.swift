@@ -55,23 +55,30 @@ struct Lens {
 }
 
 func gameSection(_ state: GameState) -> JSONValue {
+    var members: [String: JSONValue] = [:]
+    members.reserveCapacity(14)
+    forEachGameMember(state) { key, value in members[key] = value }
+    return .object(members)
+}
+
+/// The game section's members in key order, the order a diff gives its ops: the view update
+/// compares them one by one with the members it holds instead of building a new table.
+func forEachGameMember(_ state: GameState, _ body: (String, JSONValue) -> Void) {
     let counts = state.challengeCounts
-    return .object([
-        "title": .string(state.title),
-        "day": .int(state.day),
-        "points": .int(state.points),
-        "earned": .int(state.earned),
-        "spent": .int(state.spent),
-        "challenges_completed": .int(counts.completed),
-        "challenges_total": .int(counts.total),
-        "secrets_hidden": .int(counts.secretsHidden),
-        "secrets_found": .int(counts.secretsFound),
-        "secrets_completed": .int(counts.secretsCompleted),
-        "rewards_unlocked": .int(state.rewardsUnlocked),
-        "rewards_total": .int(state.rewardsTotal),
-        "final_badge": .bool(state.hasFinalBadge),
-        "final_badge_at": state.finalBadgeAt.map { .string(formatTimestamp($0)) } ?? .null,
-    ])
+    body("challenges_completed", .int(counts.completed))
+    body("challenges_total", .int(counts.total))
+    body("day", .int(state.day))
+    body("earned", .int(state.earned))
+    body("final_badge", .bool(state.hasFinalBadge))
+    body("final_badge_at", state.finalBadgeAt.map { .string(formatTimestamp($0)) } ?? .null)
+    body("points", .int(state.points))
+    body("rewards_total", .int(state.rewardsTotal))
+    body("rewards_unlocked", .int(state.rewardsUnlocked))
+    body("secrets_completed", .int(counts.secretsCompleted))
+    body("secrets_found", .int(counts.secretsFound))
+    body("secrets_hidden", .int(counts.secretsHidden))
+    body("spent", .int(state.spent))
+    body("title", .string(state.title))
 }
 
 func characterView(_ character: Character) -> JSONValue {

@@ -61,15 +61,25 @@ public func updateView(_ current: inout JSONValue, to state: GameState, for view
           case .object(var challenges)? = top.removeValue(forKey: "challenges"),
           case .object(var rewards)? = top.removeValue(forKey: "rewards"),
           case .array(var timeline)? = top.removeValue(forKey: "timeline"),
-          let oldGame = top["game"], timeline.count <= state.timeline.count else {
+          case .object(var game)? = top.removeValue(forKey: "game"), timeline.count <= state.timeline.count else {
         return replaceWholeView(&current, state, viewer)
     }
     let lens = Lens(state: state, viewer: viewer)
     var ops: [PatchOp] = []
 
-    let game = gameSection(state)
-    ops += JSONPatch.diff(oldGame, game, path: "/game")
-    top["game"] = game
+    // In place: most commits change one or two numbers here.
+    forEachGameMember(state) { key, value in
+        guard let was = game[key] else {
+            ops.append(.add(path: "/game/" + key, value: value))
+            game[key] = value
+            return
+        }
+        if was != value {
+            ops.append(.replace(path: "/game/" + key, value: value))
+            game[key] = value
+        }
+    }
+    top["game"] = .object(game)
 
     for id in touched.characters.sorted() {
         let fresh = state.characters[id].map(characterView)
