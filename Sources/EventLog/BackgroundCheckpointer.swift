@@ -67,7 +67,9 @@ private final class CheckpointerState: WorkerThreadState, @unchecked Sendable {
     func request() {
         condition.lock()
         requested = true
-        condition.signal()
+        // Broadcast: a test's `waitForPasses` waits on the same condition, and a signal that
+        // woke only it would leave the request unseen until the next one.
+        condition.broadcast()
         condition.unlock()
     }
 

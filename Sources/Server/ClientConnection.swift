@@ -31,7 +31,10 @@ final class ClientConnection {
     private var isPumping = false
     private var peerFinished = false
     private var outbound: [UInt8] = []
+    /// Paused while too much is in flight or queued; resumes once that drains.
     private var readingPaused = false
+    /// Stopped for good (shutdown): nothing resumes it.
+    private var readingStopped = false
     private(set) var isClosing = false
     private var isClosed = false
 
@@ -283,7 +286,7 @@ final class ClientConnection {
     }
 
     private func resumeReadingIfIdle() {
-        if readingPaused, !isClosing, waiting.count + slots.count < server.config.limits.maxPendingRequests / 2,
+        if readingPaused, !readingStopped, !isClosing, waiting.count + slots.count < server.config.limits.maxPendingRequests / 2,
            tcp.queuedWriteBytes <= server.config.limits.maxQueuedBytes {
             readingPaused = false
             tcp.startReading()
@@ -291,6 +294,7 @@ final class ClientConnection {
     }
 
     func stopReading() {
+        readingStopped = true
         readingPaused = true
         tcp.stopReading()
     }

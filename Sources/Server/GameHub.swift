@@ -19,7 +19,7 @@ final class GameHub {
     private var members: [ObjectIdentifier: ClientConnection] = [:]
     private var views: [Viewer: CachedView] = [:]
     /// Wrong PINs of this game's characters.
-    var pinGuard = PinGuard()
+    var pinGuard = GuessGuard()
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
     private unowned let server: GameServer
@@ -200,7 +200,10 @@ final class GameHub {
         // very same result, once they are known to be JSON.
         let bytes = Array(reply.utf8)
         guard (try? JSONParser.parse(bytes)) != nil else {
-            return target.ok(request.id, version: version, result: .object([:]), replayed: true)
+            // Only a log edited by hand gets here: say so rather than invent an answer.
+            server.logger.critical("a stored reply is not JSON", metadata: ["game": "\(name)", "version": "\(version)"])
+            return target.error(request.id, ProtocolError(.internal,
+                "The first answer to this request is unreadable in the log; it was applied once, at version \(version)"))
         }
         target.ok(request.id, version: version, encodedResult: bytes, replayed: true)
     }
@@ -233,8 +236,13 @@ final class GameHub {
             assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
             committedThisTurn.append(head)
         case .conflict(let expected, let actual):
-            server.logger.error("append conflict", metadata: ["game": "\(name)", "expected": "\(expected)", "actual": "\(actual)"])
-            failAll(ProtocolError(.unavailable, "The game changed underneath this request; nothing was committed, try again"))
+            // Only a writer outside this server can move the log (the data directory's lock keeps
+            // other servers out), so this game's state here is stale until a restart reloads it,
+            // and every command decided on it will be refused the same way.
+            server.logger.critical("the log was changed outside this server; restart it to reload the game",
+                                   metadata: ["game": "\(name)", "expected": "\(expected)", "actual": "\(actual)"])
+            failAll(ProtocolError(.unavailable, "The game's log was changed outside the server; nothing was committed. "
+                + "The organizer must restart the server"))
         case .failed(let error):
             server.logger.error("commit failed", metadata: ["game": "\(name)", "error": "\(error)"])
             failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"))

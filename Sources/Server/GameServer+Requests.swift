@@ -44,10 +44,18 @@ extension GameServer {
             }
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
+            let now = clock()
+            if let until = adminKeyGuard.closedUntil(Self.adminGuessName, now: now) {
+                return target.error(request.id, ProtocolError(.rateLimited,
+                    "Too many wrong admin keys: try again in \(max(1, (until - now + 999) / 1000)) s"))
+            }
             guard Secrets.constantTimeEquals(key, adminKey) else {
+                // Logged here, not while closed: a guesser cannot flood the log.
                 logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)"])
+                adminKeyGuard.wrongGuess(Self.adminGuessName, now: now)
                 return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
             }
+            adminKeyGuard.rightGuess(Self.adminGuessName)
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
             connection.signIn(.admin, hub: hub)
             target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
@@ -108,12 +116,12 @@ extension GameServer {
         // No identity yet, so no idempotency key applies: each claim mints a new token.
         hub.submit(.claim(character: character, device: device, pin: pin, tokenHash: hash), request: request, identity: nil, target: target,
                    onCommitted: { [unowned connection] _ in
-                       if pin != nil { hub.pinGuard.rightPin(character) }
+                       if pin != nil { hub.pinGuard.rightGuess(character) }
                        connection.signIn(.character(character, tokenHash: hash), hub: hub)
                    },
                    onRefused: { [unowned self] code in
                        // `forbidden` is a claim's answer to a wrong PIN, and to nothing else.
-                       if pin != nil, code == .forbidden { hub.pinGuard.wrongPin(character, now: self.clock()) }
+                       if pin != nil, code == .forbidden { hub.pinGuard.wrongGuess(character, now: self.clock()) }
                    },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),

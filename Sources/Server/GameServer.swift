@@ -18,6 +18,8 @@ public final class GameServer {
     let clock: @Sendable () -> Millis
     private(set) var hubs: [String: GameHub] = [:]
     private let writer: EventWriter
+    /// Held from start-up until `run()` returns, after the writer has closed the log.
+    private let dataLock: DataDirectoryLock
     /// The loop thread's own read connection, for `events` and `subscribe since`.
     let reader: EventStore
     private var listener: TCPServer?
@@ -32,7 +34,13 @@ public final class GameServer {
     /// Commands decided this loop turn, for the writer in one hand-over.
     private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
     private var nextConnectionNumber = 0
+    private var acceptFailures = 0
+    private var lastAcceptFailureLog: UInt64 = 0
     let adminKey: String
+    /// Wrong admin keys, server-wide. A minute at most: the organizer's own console must not
+    /// be kept out for long by someone guessing, and a minute per guess is slow enough.
+    var adminKeyGuard = GuessGuard(maxLockout: 60 * 1000)
+    static let adminGuessName = "admin"
     private(set) var shuttingDown = false
     private var finished = false
     private var graceTimer: LoopTimer?
@@ -50,6 +58,12 @@ public final class GameServer {
         self.clock = clock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
+        // Each connection is a descriptor; the log, its WAL and the listener need a few more.
+        let descriptorsNeeded = config.limits.maxConnections + 64
+        let descriptors = raiseOpenFileLimit(to: descriptorsNeeded)
+        if descriptors < descriptorsNeeded {
+            logger.warning("only \(descriptors) open files allowed (ulimit -n): connections past about \(max(0, descriptors - 64)) will be refused, not max_connections \(config.limits.maxConnections)")
+        }
         // A first launch needs the seed: a bad one is refused before anything is created.
         if !FileManager.default.fileExists(atPath: config.databasePath) {
             if !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
@@ -60,6 +74,7 @@ public final class GameServer {
             _ = try GameLoader.readSeed(path: config.seedPath)
         }
         try Self.prepareDataFiles(config, logger: logger)
+        dataLock = try DataDirectoryLock(directory: config.dataDirectory)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
         if let file = key.file {
@@ -133,6 +148,7 @@ public final class GameServer {
             idleTimer = timer
         }
         listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
+        listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
     }
 
@@ -144,6 +160,7 @@ public final class GameServer {
         } catch {
             logger.error("loop closed with handles open", metadata: ["error": "\(error)"])
         }
+        dataLock.release()
     }
 
     // MARK: Connections
@@ -159,6 +176,17 @@ public final class GameServer {
         let connection = ClientConnection(number: nextConnectionNumber, tcp: tcp, server: self, hub: defaultHub)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
+    }
+
+    /// A connection the kernel gave up on before it was ours (out of descriptors, say). Logged
+    /// once per burst: a storm of them must not flood the log.
+    private func acceptFailed(_ error: UVError) {
+        let now = loop.nowMilliseconds
+        acceptFailures += 1
+        guard now >= lastAcceptFailureLog + 10_000 else { return }
+        logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(acceptFailures)"])
+        lastAcceptFailureLog = now
+        acceptFailures = 0
     }
 
     func connectionClosed(_ connection: ClientConnection) {

@@ -7,7 +7,9 @@ import Foundation
 /// Sends coalesce: many sends before the loop wakes give one callback, so the callback must
 /// drain its whole queue each time. Keeps the loop running until closed.
 public final class AsyncWakeup: HandleOwner, @unchecked Sendable {
-    public let loop: EventLoop
+    /// Keeps the loop alive as long as the handle; private, because this object crosses
+    /// threads and the loop must not.
+    private let loop: EventLoop
     /// Heap memory freed in the close callback on the loop thread. Other threads touch it only
     /// through `uv_async_send` while holding `lock` with `isClosed == false`, so never after
     /// `uv_close` was called.

@@ -241,6 +241,7 @@ public final class TCPConnection: HandleOwner {
         onClose = nil
         onRead = nil
         onDrain = nil
+        onEOF = nil
         callback?(closeError)
     }
 

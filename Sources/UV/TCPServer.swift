@@ -48,10 +48,24 @@ public final class TCPServer: HandleOwner {
         retainOwner(self, in: handle)
     }
 
+    /// Runs on the loop thread for each connection that could not be accepted (say EMFILE: out
+    /// of file descriptors). The listener goes on; the owner decides what to tell whom.
+    public var onAcceptError: ((UVError) -> Void)?
+
     private func accept(status: Int32) {
-        // A failed accept (e.g. EMFILE) affects one connection, not the listener: skip it.
-        guard status == 0, !isClosing, let onConnection else { return }
-        guard let connection = try? TCPConnection(acceptingFrom: handle, loop: loop) else { return }
+        guard !isClosing, let onConnection else { return }
+        // A failed accept affects one connection, not the listener.
+        guard status == 0 else {
+            onAcceptError?(UVError(code: status, operation: "accept"))
+            return
+        }
+        let connection: TCPConnection
+        do {
+            connection = try TCPConnection(acceptingFrom: handle, loop: loop)
+        } catch {
+            onAcceptError?(error)
+            return
+        }
         onConnection(connection)
     }
 
@@ -66,6 +80,7 @@ public final class TCPServer: HandleOwner {
 
     func handleDidClose() {
         onConnection = nil
+        onAcceptError = nil
         let completion = onClosed
         onClosed = nil
         completion?()

@@ -61,7 +61,13 @@ final class PlaySession: @unchecked Sendable {
         fileLock.lock()
         defer { fileLock.unlock() }
         change(&file)
-        try? file.save()
+        do {
+            try file.save()
+        } catch {
+            // The session still works; only the next start would have to claim again.
+            terminal.error("Could not save the session to \(file.path) (\(error.localizedDescription)): "
+                + "the next bq play here will have to claim again.")
+        }
     }
 
     func readInput(_ question: String) -> String? {

@@ -3,28 +3,28 @@ import Foundation
 import JSON
 import Testing
 
-@Suite struct PinGuardTests {
+@Suite struct GuessGuardTests {
     @Test func fiveWrongPinsAreFreeThenTheWaitDoublesUpToItsCap() {
-        var guardian = PinGuard()
+        var guardian = GuessGuard()
         let now: Int64 = 1_000_000
-        for _ in 0..<PinGuard.freeAttempts { guardian.wrongPin("sam", now: now) }
+        for _ in 0..<GuessGuard.freeAttempts { guardian.wrongGuess("sam", now: now) }
         #expect(guardian.closedUntil("sam", now: now) == nil, "typos cost nothing")
 
         var waits: [Int64] = []
         for _ in 0..<14 {
-            guardian.wrongPin("sam", now: now)
+            guardian.wrongGuess("sam", now: now)
             waits.append((guardian.closedUntil("sam", now: now) ?? now) - now)
         }
         #expect(Array(waits.prefix(5)) == [1_000, 2_000, 4_000, 8_000, 16_000])
-        #expect(waits.last == PinGuard.maxLockout)
+        #expect(waits.last == GuessGuard.longestPinLockout)
         #expect(waits == waits.sorted(), "the wait never shrinks while the guesses go on")
-        for _ in 0..<100 { guardian.wrongPin("sam", now: now) }
-        #expect(guardian.closedUntil("sam", now: now) == now + PinGuard.maxLockout, "no overflow however long")
+        for _ in 0..<100 { guardian.wrongGuess("sam", now: now) }
+        #expect(guardian.closedUntil("sam", now: now) == now + GuessGuard.longestPinLockout, "no overflow however long")
 
         #expect(guardian.closedUntil("mia", now: now) == nil, "counted per character")
-        #expect(guardian.closedUntil("sam", now: now + PinGuard.maxLockout) == nil, "it opens again")
-        guardian.rightPin("sam")
-        guardian.wrongPin("sam", now: now)
+        #expect(guardian.closedUntil("sam", now: now + GuessGuard.longestPinLockout) == nil, "it opens again")
+        guardian.rightGuess("sam")
+        guardian.wrongGuess("sam", now: now)
         #expect(guardian.closedUntil("sam", now: now) == nil, "a right PIN starts the count over")
     }
 
@@ -39,7 +39,7 @@ import Testing
         let holder = try server.connect()
         try holder.ok("claim", ["character": "sam", "device": "sams-phone"])
 
-        for attempt in 0..<PinGuard.freeAttempts + 1 {
+        for attempt in 0..<GuessGuard.freeAttempts + 1 {
             let guesser = try server.connect()
             let pin = String(format: "%04d", attempt)
             #expect(try guesser.refusal("claim", ["character": "sam", "device": .string("guesser-\(attempt)"), "pin": .string(pin)]) == "forbidden")
@@ -56,5 +56,33 @@ import Testing
         try server.connect().ok("claim", ["character": "mia", "device": "mias-phone"])
         #expect(try server.connect().refusal("claim", ["character": "mia", "device": "guesser-0", "pin": "0000"]) == "forbidden",
                 "other characters are not closed")
+    }
+
+    /// A configured admin key may be short: guessing it is slowed the same way, for a minute
+    /// at most, so the organizer's console is never kept out for long.
+    @Test func guessingTheAdminKeyIsStoppedForAMinuteAtMost() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let now = LockedBox<Int64>(1_800_000_000_000)
+        let server = try ServerHarness(dataDirectory: dir.path, clock: { now.value })
+        defer { try? server.stop() }
+        for attempt in 0..<GuessGuard.freeAttempts + 1 {
+            let guesser = try server.connect()
+            #expect(try guesser.refusal("admin", ["key": .string("guess-\(attempt)")]) == "unauthenticated")
+        }
+        let organizer = try server.connect()
+        let refused = try organizer.call("admin", ["key": .string(ServerHarness.adminKey)])
+        #expect(refused.errorCode == "rate_limited", "\(refused.serialized())")
+        #expect(refused["error"]?["message"]?.stringValue?.contains("try again in 1 s") == true, "\(refused.serialized())")
+
+        // However long the guessing goes on, the wait stays within a minute.
+        for attempt in 0..<30 {
+            now.update { $0 += 60_000 }
+            #expect(try organizer.refusal("admin", ["key": .string("more-\(attempt)")]) == "unauthenticated")
+        }
+        let waiting = try organizer.call("admin", ["key": .string(ServerHarness.adminKey)])
+        #expect(waiting["error"]?["message"]?.stringValue?.contains("try again in 60 s") == true, "\(waiting.serialized())")
+        now.update { $0 += 60_000 }
+        #expect(try organizer.ok("admin", ["key": .string(ServerHarness.adminKey)])["result"]?["role"] == "admin")
     }
 }

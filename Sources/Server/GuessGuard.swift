@@ -1,0 +1,45 @@
+import Domain
+
+/// Wrong guesses of a short secret, so that it cannot be found by trying them all: a
+/// character's PIN (a takeover gives the guesser the character's view, for the organizer's
+/// character every dare, and a voice in the game under that name), and the admin key (a
+/// configured one may be short).
+///
+/// The first `freeAttempts` wrong guesses in a row for one name cost nothing (a typo, a
+/// fumbled phone). After that each wrong guess closes the name to guesses for a while,
+/// doubling from one second up to `maxLockout`, however many connections the guesses come
+/// from. A right guess starts the count over. Memory only: a restart forgets the counts, which
+/// no guesser can cause.
+struct GuessGuard {
+    static let freeAttempts = 5
+    /// For PINs; the organizer's `unclaim` frees a character that someone keeps closed.
+    static let longestPinLockout: Millis = 15 * 60 * 1000
+
+    /// The longest wait one wrong guess may cause.
+    let maxLockout: Millis
+
+    init(maxLockout: Millis = GuessGuard.longestPinLockout) {
+        self.maxLockout = maxLockout
+    }
+
+    private var wrong: [String: (count: Int, closedUntil: Millis)] = [:]
+
+    /// When PIN claims of `character` may come again, if not yet.
+    func closedUntil(_ character: String, now: Millis) -> Millis? {
+        guard let entry = wrong[character], entry.closedUntil > now else { return nil }
+        return entry.closedUntil
+    }
+
+    mutating func wrongGuess(_ character: String, now: Millis) {
+        let count = (wrong[character]?.count ?? 0) + 1
+        var closedUntil = now
+        if count > Self.freeAttempts {
+            // 1 s, 2 s, 4 s, ... (the exponent is capped before it can overflow).
+            let lockout = min(maxLockout, Millis(1_000) << min(count - Self.freeAttempts - 1, 20))
+            closedUntil = now + lockout
+        }
+        wrong[character] = (count, closedUntil)
+    }
+
+    mutating func rightGuess(_ character: String) { wrong[character] = nil }
+}

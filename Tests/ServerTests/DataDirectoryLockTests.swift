@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// Two servers on one log would each decide commands against their own copy of the game.
+@Suite struct DataDirectoryLockTests {
+    @Test func aSecondServerOnTheSameDataDirectoryIsRefusedUntilTheFirstStops() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try ServerHarness(dataDirectory: dir.path)
+        let admin = try first.connect()
+        try admin.signInAsAdmin()
+        let before = try admin.currentVersion()
+
+        do {
+            let second = try ServerHarness(dataDirectory: dir.path)
+            try? second.stop()
+            Issue.record("a second server started on a data directory in use")
+        } catch {
+            #expect("\(error)".contains("Another bq serve (process \(getpid())) is using the data directory"), "\(error)")
+        }
+        // The refused one changed nothing and left the first one serving.
+        try admin.ok("adjust_points", ["delta": 1, "reason": "still serving"])
+        #expect(try admin.currentVersion() == before + 1)
+
+        try first.stop()
+        let next = try ServerHarness(dataDirectory: dir.path)
+        let again = try next.connect()
+        try again.signInAsAdmin()
+        #expect(try again.currentVersion() == before + 1)
+        try next.stop()
+    }
+
+    @Test func aKilledServerLeavesNoLockBehind() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let killed = try BQProcess(dataDirectory: dir.path)
+        killed.signal(SIGKILL)
+        #expect(killed.waitForExit() != nil)
+        let next = try ServerHarness(dataDirectory: dir.path)
+        let admin = try next.connect()
+        try admin.signInAsAdmin()
+        #expect(try admin.currentVersion() > 0, "the killed server's seeding is there")
+        try next.stop()
+    }
+}
