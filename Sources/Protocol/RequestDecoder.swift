@@ -14,7 +14,7 @@ public enum RequestDecoder {
         case nil, .null?:
             return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Missing field `id` (a string or an integer)")))
         default:
-            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Field `id` must be a string or an integer")))
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Field `id` must be a string or an integer (of at most 64 bits)")))
         }
         do {
             let request = try decode(fields, id: id)
@@ -120,7 +120,9 @@ struct Arguments {
         switch fields[key] {
         case nil, .null?: return nil
         case .string(let text)?:
-            let count = text.count
+            // Code points, as most JSON libraries count: a grapheme count would let one "character"
+            // carry thousands of combining marks.
+            let count = text.unicodeScalars.count
             guard length.contains(count) else {
                 throw ProtocolError(.badRequest, "Field `\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
             }
@@ -211,8 +213,8 @@ struct Arguments {
                     throw ProtocolError(.badRequest, "Field `content.urls` may hold at most \(Limits.contentURLs.upperBound) links")
                 }
                 for item in items {
-                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.count <= 2_000 else {
-                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links")
+                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.unicodeScalars.count <= 2_000 else {
+                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links of at most 2,000 characters")
                     }
                     urls.append(url)
                 }

@@ -210,14 +210,18 @@ final class ClientConnection {
     func signIn(_ identity: Identity, hub: GameHub) {
         // A claim can commit after its connection went away: nobody to sign in.
         guard !isClosed else { return }
-        // Another token of the same character keeps the subscription: the view is the same.
-        if hub !== self.hub || self.identity?.viewer != identity.viewer {
-            self.hub.leave(self)
-            subscribed = false
-        }
+        // Another token of the same character keeps everything: the view is the same.
+        let viewChanges = hub !== self.hub || self.identity?.viewer != identity.viewer
+        if viewChanges { self.hub.leave(self) }
         self.identity = identity
         self.hub = hub
         hub.join(self)
+        // A subscriber stays one, but its view is now someone else's: it starts over from a
+        // snapshot of the new one (which names its viewer in `me`), then patches as before.
+        if viewChanges && subscribed {
+            let start = subscribe(since: nil)
+            push(start.push, version: hub.durable.version)
+        }
     }
 
     func subscribe(since: Int?) -> (mode: String, push: [UInt8]) {

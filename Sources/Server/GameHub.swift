@@ -276,7 +276,9 @@ final class GameHub {
         guard !committedThisTurn.isEmpty else { return }
         let done = committedThisTurn
         committedThisTurn = []
-        let patches = patchesForSubscribers()
+        // Keyed commands that changed nothing commit only their idempotency record: no new
+        // version, so no patch ("every commit" means every change of version).
+        let patches = durable.version == versionBeforeTurn ? [:] : patchesForSubscribers()
 
         var actors: [ObjectIdentifier: ClientConnection] = [:]
         for entry in done {

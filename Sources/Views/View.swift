@@ -138,7 +138,8 @@ func rewardView(_ reward: Reward, withContent: Bool) -> JSONValue {
     ]
     if withContent {
         fields["content"] = .object([
-            "text": reward.content.text.map { .string($0) } ?? .null,
+            // Always a string, as PROTOCOL.md shows it: a gift of links alone has "".
+            "text": .string(reward.content.text ?? ""),
             "urls": .array(reward.content.urls.map { .string($0) }),
         ])
     }

@@ -154,7 +154,7 @@ import Views
             #expect(keys.contains("content") == readable, "rewards.\(id).content for \(viewer)")
             if let content = fields["content"]?.objectValue {
                 #expect(Set(content.keys) == ["text", "urls"])
-                #expect(content["text"] == .null || content["text"]?.stringValue != nil)
+                #expect(content["text"]?.stringValue != nil, "a string, as PROTOCOL.md shows it")
                 #expect(content["urls"]?.arrayValue?.allSatisfy { $0.stringValue != nil } == true)
             }
         }

@@ -52,9 +52,12 @@ import Testing
             }
             writer.shutdown()
             #expect(failures.withLock { $0 } == [])
-            // 400 commits of 2 KB without checkpoints leave a WAL of several MiB; the hard limit
-            // is 4 x 10 pages, plus what one commit adds.
-            #expect(largestWAL < 1 << 20, "the WAL grew to \(largestWAL) bytes")
+            // 400 commits of 2 KB without checkpoints leave a WAL of about 5 MiB. The hard limit
+            // is 4 x 10 pages plus what one commit adds, but it is soft: while the checkpointer
+            // thread holds SQLite's checkpoint lock the writer's own attempt fails, and on a
+            // machine loaded by other work that thread may wait long for a core (1.1 MiB was
+            // seen once, with the suite taking 36 s for what takes 0.3 s alone).
+            #expect(largestWAL < 2 << 20, "the WAL grew to \(largestWAL) bytes")
             let store = try EventStore(path: path)
             defer { store.close() }
             #expect(try store.allEvents("g").count == commits)

@@ -223,6 +223,12 @@ import Testing
         #expect(try cast.sam.refusal("save_reward", missingReward) == "not_found")
         try cast.admin.ok("force_unlock", ["reward": .string(rewardID), "deduct": false])
         #expect(try cast.sam.refusal("save_reward", rewardEdit) == "already_unlocked")
+
+        // A gift of links alone still has a string `text`, as PROTOCOL.md shows it.
+        let links: [String: JSONValue] = ["from": "Theo", "title": "A playlist", "teaser": "Songs", "type": "audio",
+                                          "content": ["urls": ["https://example.com/playlist"]]]
+        let linksID = try #require(try cast.admin.ok("save_reward", links)["result"]?["reward"]?.stringValue)
+        #expect(try cast.state()["rewards"]?[linksID]?["content"]?["text"] == "")
         try cast.mia.checkMirror(step: "after saves")
         #expect(cast.mia.problems == [])
     }
