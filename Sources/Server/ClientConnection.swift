@@ -194,6 +194,9 @@ final class ClientConnection {
 
     /// The peer half-closed: it still gets every reply it is owed, then the connection closes.
     private func peerFinishedSending() {
+        // The end of the stream also ends a last line sent without its newline
+        // (`printf ... | nc` does that): it is answered like any other.
+        if framer.bufferedByteCount > 0 { received([0x0A]) }
         peerFinished = true
         hangUpIfPeerIsDone()
     }

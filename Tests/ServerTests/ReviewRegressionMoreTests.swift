@@ -79,6 +79,20 @@ import Testing
         try server.stop()
     }
 
+    /// `printf '{"id":1,"op":"ping"}' | nc host port`: the end of the stream ends the last line.
+    @Test func aLastLineWithoutItsNewlineIsAnsweredWhenThePeerHalfCloses() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let client = try server.connect()
+        try client.sendRaw(Array((#"{"id":1,"op":"ping"}"# + "\n" + #"{"id":2,"op":"ping"}"#).utf8))
+        client.socket.shutdownWrite()
+        let all = try client.readToEOF().filter { $0["push"] == nil }
+        #expect(all.map { $0["id"] ?? .null } == [1, 2])
+        #expect(all.allSatisfy { $0["ok"] == true })
+        try server.stop()
+    }
+
     @Test func aPipelinedClaimSignsInBeforeTheRequestsAfterIt() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
