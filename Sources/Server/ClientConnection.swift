@@ -46,7 +46,7 @@ final class ClientConnection {
         self.framer = LineFramer(maxLineBytes: server.config.limits.maxLineBytes)
         self.tokens = Double(server.config.limits.requestsPerSecond)
         self.lastRefill = server.loop.nowMilliseconds
-        self.lastActivity = server.loop.nowMilliseconds
+        self.lastActivity = server.idleNow
     }
 
     var viewer: Viewer? { subscribed ? identity?.viewer : nil }
@@ -68,7 +68,7 @@ final class ClientConnection {
 
     private func received(_ bytes: [UInt8]) {
         guard !isClosing else { return }
-        lastActivity = server.loop.nowMilliseconds
+        lastActivity = server.idleNow
         for line in framer.feed(bytes) {
             guard !isClosing else { return }
             switch line {

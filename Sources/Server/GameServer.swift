@@ -16,6 +16,7 @@ public final class GameServer {
     let loop: EventLoop
     let logger: Logger
     let clock: @Sendable () -> Millis
+    private let idleClock: (@Sendable () -> UInt64)?
     private(set) var hubs: [String: GameHub] = [:]
     private let writer: EventWriter
     /// Held from start-up until `run()` returns, after the writer has closed the log.
@@ -52,10 +53,14 @@ public final class GameServer {
     /// Thread-safe: asks the loop to shut down as SIGTERM would.
     public private(set) var stopper: ServerStopper!
 
-    public init(config: ServerConfig, logger: Logger, clock: @escaping @Sendable () -> Millis = GameServer.wallClock) throws {
+    /// `clock` stamps events (wall time); `idleClock`, in milliseconds from any start, times
+    /// idle connections and is the loop's monotonic clock unless a test brings its own.
+    public init(config: ServerConfig, logger: Logger, clock: @escaping @Sendable () -> Millis = GameServer.wallClock,
+                idleClock: (@Sendable () -> UInt64)? = nil) throws {
         self.config = config
         self.logger = logger
         self.clock = clock
+        self.idleClock = idleClock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
         // Each connection is a descriptor; the log, its WAL and the listener need a few more.
@@ -208,9 +213,12 @@ public final class GameServer {
         for connection in batch { connection.flush() }
     }
 
+    /// Now, for idle timing.
+    var idleNow: UInt64 { idleClock?() ?? loop.nowMilliseconds }
+
     private func closeIdleConnections() {
         let limit = UInt64(config.limits.idleTimeoutSeconds) * 1000
-        let now = loop.nowMilliseconds
+        let now = idleNow
         for connection in connections.values where now &- connection.lastActivity > limit && !connection.hasRequestsInFlight {
             connection.sayGoodbye(.idleTimeout)
         }
