@@ -108,7 +108,30 @@ public final class GameServer {
             hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
                                  lastSnapshotVersion: state.snapshotVersion, server: self)
         }
-        try startLoopHandles()
+        do {
+            try startLoopHandles()
+        } catch {
+            abandonStart()
+            throw error
+        }
+    }
+
+    /// A start that failed half-way (the port taken, say) gives back what it had opened: the
+    /// handles close and the loop runs their close callbacks, so a process that goes on (a
+    /// test, another attempt) keeps no signal watcher of a loop that will never run.
+    private func abandonStart() {
+        listener?.close()
+        listener = nil
+        wakeup?.close()
+        stopWakeup?.close()
+        turnHook?.close()
+        for signal in signals { signal.close() }
+        idleTimer?.close()
+        loop.run()
+        try? loop.close()
+        writer.shutdown()
+        reader.close()
+        dataLock.release()
     }
 
     /// The log holds PINs, gift contents and dares, so a data directory and log this server

@@ -42,4 +42,24 @@ import Testing
         #expect(try admin.currentVersion() > 0, "the killed server's seeding is there")
         try next.stop()
     }
+
+    @Test func aStartThatFailsOnATakenPortLeavesTheDataDirectoryFree() throws {
+        let first = try TempDirectory()
+        let second = try TempDirectory()
+        defer { first.remove(); second.remove() }
+        let running = try ServerHarness(dataDirectory: first.path)
+        defer { try? running.stop() }
+        do {
+            let clash = try ServerHarness(dataDirectory: second.path) { $0.port = running.port }
+            try? clash.stop()
+            Issue.record("a second server listened on a port in use")
+        } catch {
+            #expect("\(error)".contains("\(running.port)"), "the error names the port: \(error)")
+        }
+        let next = try ServerHarness(dataDirectory: second.path)
+        let admin = try next.connect()
+        try admin.signInAsAdmin()
+        #expect(try admin.currentVersion() > 0)
+        try next.stop()
+    }
 }
