@@ -114,8 +114,14 @@ public final class BlockingLineSocket: @unchecked Sendable {
         }
         if status < 0 {
             guard errno == EINPROGRESS else { throw SocketError.fromErrno(operation) }
-            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(clamping: timeoutMilliseconds))
+            // A signal (another thread's test sends SIGUSR1, say) interrupts poll: wait on for
+            // the time that is left.
+            let deadline = monotonicMilliseconds() + timeoutMilliseconds
+            var ready: Int32
+            repeat {
+                var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                ready = poll(&poller, 1, Int32(clamping: max(0, deadline - monotonicMilliseconds())))
+            } while ready < 0 && errno == EINTR
             if ready < 0 { throw SocketError.fromErrno(operation) }
             if ready == 0 { throw SocketError(.timedOut, operation: operation) }
             var failure: Int32 = 0
