@@ -83,7 +83,11 @@ public final class GameServer {
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
         if let file = key.file {
-            logger.notice("admin key is in \(file) (readable by its owner only)")
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                logger.warning("the admin key in \(file) may be read by other users (mode \(String(mode, radix: 8))): chmod go= it")
+            } else {
+                logger.notice("admin key is in \(file) (readable by its owner only)")
+            }
         }
         let options = StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds))
         let store: EventStore

@@ -55,9 +55,33 @@ public enum Secrets {
             return (key, path)
         }
         let key = newToken()
-        guard manager.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ServerError.startup("Cannot write the admin key file \(path)")
-        }
+        try writePrivately(Data((key + "\n").utf8), to: path)
         return (key, path)
+    }
+
+    /// Writes a file that only its owner may read, whole or not at all: the bytes go to a file
+    /// created 0600 beside it, are synced, and take the name by a rename. (FileManager's atomic
+    /// write creates its file with the umask's mode and narrows it after the rename: a process
+    /// killed in between leaves the key readable by everyone.)
+    static func writePrivately(_ data: Data, to path: String) throws {
+        let temporary = path + ".new"
+        unlink(temporary)  // left by a start that was killed while writing
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ServerError.startup("Cannot create \(temporary): \(String(cString: strerror(errno)))")
+        }
+        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try file.write(contentsOf: data)
+            try file.synchronize()
+        } catch {
+            unlink(temporary)
+            throw ServerError.startup("Cannot write \(temporary): \(error.localizedDescription)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw ServerError.startup("Cannot rename \(temporary) to \(path): \(reason)")
+        }
     }
 }

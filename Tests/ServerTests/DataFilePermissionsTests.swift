@@ -23,4 +23,23 @@ import Testing
         }
         try server.stop()
     }
+
+    /// The key file never exists with a wider mode, not even for a moment: it is written under
+    /// another name, created 0600, and renamed. A start killed while writing it leaves that
+    /// other file, which the next start replaces.
+    @Test func theAdminKeyFileIsWrittenTheOwnersAloneFromItsFirstByte() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let leftover = dir.path + "/admin.key.new"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data("half a key".utf8),
+                                               attributes: [.posixPermissions: 0o644]))
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.adminKey = nil }
+        try server.stop()
+
+        let path = dir.path + "/admin.key"
+        #expect(try mode(path) == 0o600)
+        let key = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(key.count == 64 && key.allSatisfy(\.isHexDigit), "a whole key: \(key)")
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
 }
