@@ -94,7 +94,8 @@ public final class GameServer {
         do {
             store = try EventStore(path: config.databasePath, options: options)
         } catch {
-            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)")
+            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
+                + Self.fullDiskHint(config.dataDirectory))
         }
         var loaded: [String: GameLoader.Loaded] = [:]
         for game in Set(config.games + [config.defaultGame]) {
@@ -136,6 +137,13 @@ public final class GameServer {
         writer.shutdown()
         reader.close()
         dataLock.release()
+    }
+
+    /// SQLite reports a full disk at open as an I/O error; say what it is.
+    private static func fullDiskHint(_ directory: String) -> String {
+        var stats = statvfs()
+        guard statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 else { return "" }
+        return " (the disk holding \(directory) is full: free some space and start again)"
     }
 
     /// The log holds PINs, gift contents and dares, so a data directory and log this server
