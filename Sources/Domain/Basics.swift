@@ -107,3 +107,10 @@ extension Limits {
     public static let idempotencyKey = 1...128
     public static let gameName = 1...64
 }
+
+extension String {
+    /// The length every limit "in characters" counts, in the seed, the rules and the protocol
+    /// alike: Unicode code points, as most JSON libraries count. A count of what a screen
+    /// shows as one letter would let one "character" carry thousands of combining marks.
+    public var codePointCount: Int { unicodeScalars.count }
+}

@@ -118,7 +118,7 @@ public func isValidID(_ id: String) -> Bool {
 }
 
 func lengthProblem(_ text: String, _ range: ClosedRange<Int>, at path: String) -> SeedProblem? {
-    let count = text.count
+    let count = text.codePointCount
     if range.contains(count) { return nil }
     return SeedProblem(path: path, message: "must be \(range.lowerBound) to \(range.upperBound) characters, got \(count)")
 }
@@ -152,8 +152,8 @@ extension RewardFields {
             found.append(SeedProblem(path: "\(path).cost", message: "must be 0 to \(Limits.rewardCost.upperBound), got \(cost)"))
         }
         if let content {
-            if let text = content.text, !Limits.contentText.contains(text.count) {
-                found.append(SeedProblem(path: "\(path).content.text", message: "must be at most \(Limits.contentText.upperBound) characters, got \(text.count)"))
+            if let text = content.text, !Limits.contentText.contains(text.codePointCount) {
+                found.append(SeedProblem(path: "\(path).content.text", message: "must be at most \(Limits.contentText.upperBound) characters, got \(text.codePointCount)"))
             }
             if !Limits.contentURLs.contains(content.urls.count) {
                 found.append(SeedProblem(path: "\(path).content.urls", message: "must hold at most \(Limits.contentURLs.upperBound) links, got \(content.urls.count)"))

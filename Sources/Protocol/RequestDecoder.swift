@@ -120,9 +120,7 @@ struct Arguments {
         switch fields[key] {
         case nil, .null?: return nil
         case .string(let text)?:
-            // Code points, as most JSON libraries count: a grapheme count would let one "character"
-            // carry thousands of combining marks.
-            let count = text.unicodeScalars.count
+            let count = text.codePointCount
             guard length.contains(count) else {
                 throw ProtocolError(.badRequest, "Field `\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
             }
@@ -213,7 +211,7 @@ struct Arguments {
                     throw ProtocolError(.badRequest, "Field `content.urls` may hold at most \(Limits.contentURLs.upperBound) links")
                 }
                 for item in items {
-                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.unicodeScalars.count <= 2_000 else {
+                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.codePointCount <= 2_000 else {
                         throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links of at most 2,000 characters")
                     }
                     urls.append(url)

@@ -51,6 +51,12 @@ final class ClientConnection {
 
     var viewer: Viewer? { subscribed ? identity?.viewer : nil }
     var peer: String { tcp.peerDescription }
+    /// The peer's address without its port ("127.0.0.1", "[::1]").
+    var peerAddress: String {
+        let description = tcp.peerDescription
+        guard let colon = description.lastIndex(of: ":") else { return description }
+        return String(description[..<colon])
+    }
 
     func start() {
         tcp.onRead = { [unowned self] bytes in self.received(bytes) }

@@ -32,7 +32,7 @@ final class DataDirectoryLock {
         self.descriptor = descriptor
         // The holder's process id, for the message above; the lock itself is the flock.
         ftruncate(descriptor, 0)
-        FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(Data("\(getpid())\n".utf8))
+        try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: Data("\(getpid())\n".utf8))
     }
 
     /// Lets the next server in. Idempotent.

@@ -236,12 +236,13 @@ final class GameHub {
             assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
             committedThisTurn.append(head)
         case .conflict(let expected, let actual):
-            // Only a writer outside this server can move the log (the data directory's lock keeps
-            // other servers out), so this game's state here is stale until a restart reloads it,
+            // The log and this server's copy of the game disagree: a writer outside the server
+            // (the data directory's lock keeps other servers out), or a commit reported as failed
+            // that landed after all. Either way the copy is stale until a restart reloads it,
             // and every command decided on it will be refused the same way.
-            server.logger.critical("the log was changed outside this server; restart it to reload the game",
+            server.logger.critical("the log and the server's copy of the game disagree; restart the server to reload it",
                                    metadata: ["game": "\(name)", "expected": "\(expected)", "actual": "\(actual)"])
-            failAll(ProtocolError(.unavailable, "The game's log was changed outside the server; nothing was committed. "
+            failAll(ProtocolError(.unavailable, "The game's log and the server's copy of it disagree; nothing was committed. "
                 + "The organizer must restart the server"))
         case .failed(let error):
             server.logger.error("commit failed", metadata: ["game": "\(name)", "error": "\(error)"])

@@ -45,17 +45,20 @@ extension GameServer {
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
             let now = clock()
-            if let until = adminKeyGuard.closedUntil(Self.adminGuessName, now: now) {
+            let guessable = adminKey.codePointCount < Self.guessableAdminKeyLength
+            let address = connection.peerAddress
+            if guessable, let until = adminKeyGuard.closedUntil(address, now: now) {
                 return target.error(request.id, ProtocolError(.rateLimited,
-                    "Too many wrong admin keys: try again in \(max(1, (until - now + 999) / 1000)) s"))
+                    "Too many wrong admin keys from \(address): try again in \(max(1, (until - now + 999) / 1000)) s"))
             }
             guard Secrets.constantTimeEquals(key, adminKey) else {
-                // Logged here, not while closed: a guesser cannot flood the log.
-                logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)"])
-                adminKeyGuard.wrongGuess(Self.adminGuessName, now: now)
+                if guessable { adminKeyGuard.wrongGuess(address, now: now) }
+                if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
+                    logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
+                }
                 return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
             }
-            adminKeyGuard.rightGuess(Self.adminGuessName)
+            if guessable { adminKeyGuard.rightGuess(address) }
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
             connection.signIn(.admin, hub: hub)
             target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))

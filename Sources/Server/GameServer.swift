@@ -35,13 +35,15 @@ public final class GameServer {
     /// Commands decided this loop turn, for the writer in one hand-over.
     private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
     private var nextConnectionNumber = 0
-    private var acceptFailures = 0
-    private var lastAcceptFailureLog: UInt64 = 0
+    private var acceptFailures = LogThrottle()
+    var wrongAdminKeys = LogThrottle()
     let adminKey: String
-    /// Wrong admin keys, server-wide. A minute at most: the organizer's own console must not
-    /// be kept out for long by someone guessing, and a minute per guess is slow enough.
+    /// Wrong admin keys per peer address, when the key is short enough to guess (a configured
+    /// one may be; the generated one is 256 bits, and then nothing is counted). Per address, so
+    /// that a guesser elsewhere cannot keep the organizer's console out; a minute at most.
     var adminKeyGuard = GuessGuard(maxLockout: 60 * 1000)
-    static let adminGuessName = "admin"
+    /// Keys at least this long (in characters) are beyond guessing by trying them all.
+    static let guessableAdminKeyLength = 32
     private(set) var shuttingDown = false
     private var finished = false
     private var graceTimer: LoopTimer?
@@ -63,12 +65,6 @@ public final class GameServer {
         self.idleClock = idleClock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
-        // Each connection is a descriptor; the log, its WAL and the listener need a few more.
-        let descriptorsNeeded = config.limits.maxConnections + 64
-        let descriptors = raiseOpenFileLimit(to: descriptorsNeeded)
-        if descriptors < descriptorsNeeded {
-            logger.warning("only \(descriptors) open files allowed (ulimit -n): connections past about \(max(0, descriptors - 64)) will be refused, not max_connections \(config.limits.maxConnections)")
-        }
         // A first launch needs the seed: a bad one is refused before anything is created.
         if !FileManager.default.fileExists(atPath: config.databasePath) {
             if !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
@@ -221,12 +217,8 @@ public final class GameServer {
     /// A connection the kernel gave up on before it was ours (out of descriptors, say). Logged
     /// once per burst: a storm of them must not flood the log.
     private func acceptFailed(_ error: UVError) {
-        let now = loop.nowMilliseconds
-        acceptFailures += 1
-        guard now >= lastAcceptFailureLog + 10_000 else { return }
-        logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(acceptFailures)"])
-        lastAcceptFailureLog = now
-        acceptFailures = 0
+        guard let count = acceptFailures.record(now: loop.nowMilliseconds) else { return }
+        logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
     }
 
     func connectionClosed(_ connection: ClientConnection) {

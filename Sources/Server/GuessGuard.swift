@@ -24,7 +24,7 @@ struct GuessGuard {
 
     private var wrong: [String: (count: Int, closedUntil: Millis)] = [:]
 
-    /// When PIN claims of `character` may come again, if not yet.
+    /// When guesses for `name` (a character's PIN, an address's admin keys) may come again, if not yet.
     func closedUntil(_ character: String, now: Millis) -> Millis? {
         guard let entry = wrong[character], entry.closedUntil > now else { return nil }
         return entry.closedUntil

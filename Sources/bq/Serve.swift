@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Server
+import UV
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the game server.")
@@ -18,6 +19,13 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "bq.server")
         let config = try options.load()
+        // A process-wide setting, so the executable's to make, not the server library's. Each
+        // connection is a descriptor; the log, its WAL and the listener need a few more.
+        let descriptorsNeeded = config.limits.maxConnections + 64
+        let descriptors = raiseOpenFileLimit(to: descriptorsNeeded)
+        if descriptors < descriptorsNeeded {
+            logger.warning("only \(descriptors) open files allowed (ulimit -n): connections past about \(max(0, descriptors - 64)) will fail to be accepted, not only those past max_connections \(config.limits.maxConnections)")
+        }
         let server: GameServer
         do {
             server = try GameServer(config: config, logger: logger)

@@ -164,4 +164,14 @@ import Testing
         given(SecretDareTests.priyasDare).when(sam, .saveChallenge(id: "dare-priya", fields))
             .thenRejected(.forbidden, "secret dare")
     }
+
+    /// The rules count characters as the protocol does, in code points: one letter with 120
+    /// combining marks is 121 characters, too many for a title.
+    @Test func aTitleIsMeasuredInCodePointsNotInLetters() {
+        let title = "a" + String(repeating: "\u{301}", count: 120)
+        #expect(title.count == 1 && title.codePointCount == 121)
+        given()
+            .when(priya, .saveSecret(title: title, description: "x", points: 50))
+            .thenRejected(.badRequest, "title")
+    }
 }

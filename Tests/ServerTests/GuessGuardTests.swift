@@ -85,4 +85,19 @@ import Testing
         now.update { $0 += 60_000 }
         #expect(try organizer.ok("admin", ["key": .string(ServerHarness.adminKey)])["result"]?["role"] == "admin")
     }
+
+    /// A key of 32 characters or more (the generated one has 64) is beyond guessing: wrong
+    /// keys are refused and counted for the log, but nobody is ever made to wait.
+    @Test func aLongAdminKeyIsNeverGuardedSoNobodyCanKeepTheOrganizerOut() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let key = String(repeating: "k", count: GameServer.guessableAdminKeyLength)
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.adminKey = key }
+        defer { try? server.stop() }
+        let guesser = try server.connect()
+        for attempt in 0..<3 * GuessGuard.freeAttempts {
+            #expect(try guesser.refusal("admin", ["key": .string("guess-\(attempt)")]) == "unauthenticated")
+        }
+        #expect(try server.connect().ok("admin", ["key": .string(key)])["result"]?["role"] == "admin")
+    }
 }

@@ -1,0 +1,21 @@
+/// Something worth a warning that a peer can make happen as often as it likes (wrong admin
+/// keys, refused connections): logged at most once per interval, with how many there were,
+/// so that it cannot flood the log.
+struct LogThrottle {
+    let intervalMilliseconds: UInt64
+    private var unlogged = 0
+    private var lastLogged: UInt64?
+
+    init(intervalMilliseconds: UInt64 = 10_000) {
+        self.intervalMilliseconds = intervalMilliseconds
+    }
+
+    /// Counts one; returns how many to report (this one included) when it is time to log.
+    mutating func record(now: UInt64) -> Int? {
+        unlogged += 1
+        if let last = lastLogged, now < last + intervalMilliseconds { return nil }
+        lastLogged = now
+        defer { unlogged = 0 }
+        return unlogged
+    }
+}
