@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "EventLogTests", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "UVTests", dependencies: ["UV"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV", "SeededRandom"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["Client", "JSON", "UV"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["Client", "EventLog", "JSON", "UV"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

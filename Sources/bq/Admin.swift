@@ -37,10 +37,15 @@ struct Admin: ParsableCommand {
 struct AdminConnectionOptions: ParsableArguments {
     @Option(help: "Server address.") var host = "127.0.0.1"
     @Option(help: "Server port.") var port = 4747
+    @Option(help: "Seconds to wait for each reply, reconnecting included.") var timeout: Double = 30
     @Option(help: "Game name (default: the server's default game).") var game: String?
     @Option(help: "The admin key (else BQ_ADMIN_KEY, else --data DIR/admin.key).") var key: String?
     @Option(help: "The server's data directory, to read DIR/admin.key.") var data: String?
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+    }
 
     func adminKey() throws -> String {
         if let key, !key.isEmpty { return key }
@@ -62,7 +67,9 @@ struct AdminConnectionOptions: ParsableArguments {
         let key = try adminKey()
         let client: GameClient
         do {
-            client = try GameClient.connect(host: host, port: port)
+            var options = ClientOptions()
+            options.requestTimeout = timeout
+            client = try GameClient.connect(host: host, port: port, options: options)
         } catch {
             // As `bq play`: 2 when there is no server to talk to, 1 when it says no.
             terminal.error("bq admin: \(error)")

@@ -14,6 +14,7 @@ struct Play: ParsableCommand {
 
     @Option(help: "Server address.") var host = "127.0.0.1"
     @Option(help: "Server port.") var port = 4747
+    @Option(help: "Seconds to wait for each reply, reconnecting included.") var timeout: Double = 30
     @Option(help: "Game name (default: the server's default game).") var game: String?
     @Option(help: "Claim this character without asking (e.g. mia).") var character: String?
     @Option(help: "The character's PIN, to take it over from another device.") var pin: String?
@@ -31,6 +32,7 @@ struct Play: ParsableCommand {
         if let first = command.first, first == "-h" || first == "--help" {
             throw CleanExit.helpRequest(self)
         }
+        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
     }
 
     func run() throws {
@@ -55,7 +57,9 @@ struct Play: ParsableCommand {
             } else {
                 rawLines = nil
             }
-            client = try GameClient.connect(host: host, port: port, onLine: rawLines)
+            var options = ClientOptions()
+            options.requestTimeout = timeout
+            client = try GameClient.connect(host: host, port: port, options: options, onLine: rawLines)
         } catch {
             terminal.error("bq play: \(error)")
             throw ExitCode(2)

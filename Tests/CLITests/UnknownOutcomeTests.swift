@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import EventLog
+
+/// A change whose reply does not come in time: a one-shot cannot send it again (it ends), so
+/// it must say that the change may have been made, and exit 75 for scripts to tell.
+@Suite struct UnknownOutcomeTests {
+    @Test func aOneShotChangeWithNoReplyInTimeExits75AndTheChangeIsMadeOnce() throws {
+        // The server waits as long as it takes for the disk, far longer than the client.
+        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+
+        // Another connection holds SQLite's write lock: the change is decided but cannot commit.
+        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let stuck = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "complete", "c15", "done"], home: home)
+        try locker.executeForTesting("ROLLBACK")
+        #expect(stuck.status == 75, "\(stuck.out) \(stuck.err)")
+        #expect((stuck.out + stuck.err).contains("it may or may not have been applied"), "\(stuck.out) \(stuck.err)")
+
+        // The server kept it and made it once the disk was free. An organizer's change after it
+        // is decided after it, so its reply means the completion is durable too.
+        let adjusted = try BQProcess.run(["admin"] + server.adminFlags + ["adjust-points", "1", "--reason", "after"])
+        #expect(adjusted.status == 0, "\(adjusted.err)")
+        let after = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(after.out.contains("Points: 101 ✦  (earned 101, spent 0)"), "c15 counted once: \(after.out)")
+    }
+}
