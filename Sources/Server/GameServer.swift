@@ -29,6 +29,8 @@ public final class GameServer {
     private var turnHook: LoopTurnHook!
     private var signals: [SignalWatcher] = []
     private var idleTimer: LoopTimer?
+    /// Reports the tail of a burst of throttled warnings (`LogThrottle`).
+    private var logTimer: LoopTimer?
     private var stopWakeup: AsyncWakeup!
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
     private var dirty: [ClientConnection] = []
@@ -128,6 +130,7 @@ public final class GameServer {
         turnHook?.close()
         for signal in signals { signal.close() }
         idleTimer?.close()
+        logTimer?.close()
         loop.run()
         try? loop.close()
         writer.shutdown()
@@ -183,6 +186,9 @@ public final class GameServer {
             timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.closeIdleConnections() }
             idleTimer = timer
         }
+        let reporter = try LoopTimer(loop: loop)
+        reporter.start(afterMilliseconds: 10_000, repeatMilliseconds: 10_000) { [unowned self] in self.reportThrottledLogs() }
+        logTimer = reporter
         listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
         listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
@@ -219,6 +225,16 @@ public final class GameServer {
     private func acceptFailed(_ error: UVError) {
         guard let count = acceptFailures.record(now: loop.nowMilliseconds) else { return }
         logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
+    }
+
+    private func reportThrottledLogs() {
+        let now = loop.nowMilliseconds
+        if let count = acceptFailures.takeUnlogged(now: now) {
+            logger.warning("could not accept more connections", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = wrongAdminKeys.takeUnlogged(now: now) {
+            logger.warning("more wrong admin keys", metadata: ["since last logged": "\(count)"])
+        }
     }
 
     func connectionClosed(_ connection: ClientConnection) {
@@ -304,6 +320,7 @@ public final class GameServer {
         turnHook.close()
         for signal in signals { signal.close() }
         idleTimer?.close()
+        logTimer?.close()
         // A peer that never reads would keep its connection (and so the loop) open forever.
         if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {
             timer.start(afterMilliseconds: UInt64(shutdownGraceMilliseconds)) { [unowned self] in

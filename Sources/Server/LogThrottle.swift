@@ -1,6 +1,8 @@
 /// Something worth a warning that a peer can make happen as often as it likes (wrong admin
 /// keys, refused connections): logged at most once per interval, with how many there were,
-/// so that it cannot flood the log.
+/// so that it cannot flood the log. The first of a burst is logged at once; the rest are
+/// counted and reported by `takeUnlogged` once the interval has passed (the server asks on a
+/// timer), so the end of a burst is not left unsaid.
 struct LogThrottle {
     let intervalMilliseconds: UInt64
     private var unlogged = 0
@@ -14,6 +16,14 @@ struct LogThrottle {
     mutating func record(now: UInt64) -> Int? {
         unlogged += 1
         if let last = lastLogged, now < last + intervalMilliseconds { return nil }
+        lastLogged = now
+        defer { unlogged = 0 }
+        return unlogged
+    }
+
+    /// The count not yet reported, once the interval since the last report has passed.
+    mutating func takeUnlogged(now: UInt64) -> Int? {
+        guard unlogged > 0, let last = lastLogged, now >= last + intervalMilliseconds else { return nil }
         lastLogged = now
         defer { unlogged = 0 }
         return unlogged

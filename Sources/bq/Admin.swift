@@ -44,7 +44,9 @@ struct AdminConnectionOptions: ParsableArguments {
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
 
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        guard (0.1...86_400).contains(timeout) else {
+            throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(timeout)")
+        }
     }
 
     func adminKey() throws -> String {

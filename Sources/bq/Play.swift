@@ -32,7 +32,9 @@ struct Play: ParsableCommand {
         if let first = command.first, first == "-h" || first == "--help" {
             throw CleanExit.helpRequest(self)
         }
-        guard timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        guard (0.1...86_400).contains(timeout) else {
+            throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(timeout)")
+        }
     }
 
     func run() throws {

@@ -1,0 +1,24 @@
+@testable import Server
+import Testing
+
+@Suite struct LogThrottleTests {
+    @Test func theFirstOfABurstIsLoggedAtOnceAndTheRestOnceTheIntervalHasPassed() {
+        var throttle = LogThrottle(intervalMilliseconds: 10_000)
+        #expect(throttle.record(now: 1_000) == 1, "the first is logged at once")
+        for moment in stride(from: UInt64(1_001), to: 6_000, by: 1) {
+            #expect(throttle.record(now: moment) == nil)
+        }
+        #expect(throttle.takeUnlogged(now: 9_999) == nil, "not before the interval has passed")
+        #expect(throttle.takeUnlogged(now: 11_000) == 4_999, "the tail of the burst, counted")
+        #expect(throttle.takeUnlogged(now: 30_000) == nil, "nothing left to say")
+        #expect(throttle.record(now: 30_001) == 1, "a new burst after a quiet interval is logged at once")
+        #expect(throttle.record(now: 30_002) == nil)
+        #expect(throttle.record(now: 40_001) == 2, "or with the count, when the next one comes after the interval")
+    }
+
+    @Test(arguments: [("127.0.0.1:5000", "127.0.0.1"), ("[::1]:5000", "[::1]"),
+                      ("[::ffff:127.0.0.1]:80", "[::ffff:127.0.0.1]"), ("?", "?")])
+    func aPeersAddressIsItsDescriptionWithoutThePort(description: String, address: String) {
+        #expect(ClientConnection.address(ofPeer: description) == address)
+    }
+}
