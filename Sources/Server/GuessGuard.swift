@@ -23,23 +23,32 @@ struct GuessGuard {
     }
 
     private var wrong: [String: (count: Int, closedUntil: Millis)] = [:]
+    /// Past this many names (addresses, for admin keys: a guesser may have many), the ones not
+    /// closed right now are forgotten, so the table cannot grow without bound.
+    static let namesKept = 10_000
 
     /// When guesses for `name` (a character's PIN, an address's admin keys) may come again, if not yet.
-    func closedUntil(_ character: String, now: Millis) -> Millis? {
-        guard let entry = wrong[character], entry.closedUntil > now else { return nil }
+    func closedUntil(_ name: String, now: Millis) -> Millis? {
+        guard let entry = wrong[name], entry.closedUntil > now else { return nil }
         return entry.closedUntil
     }
 
-    mutating func wrongGuess(_ character: String, now: Millis) {
-        let count = (wrong[character]?.count ?? 0) + 1
+    mutating func wrongGuess(_ name: String, now: Millis) {
+        let count = (wrong[name]?.count ?? 0) + 1
         var closedUntil = now
         if count > Self.freeAttempts {
             // 1 s, 2 s, 4 s, ... (the exponent is capped before it can overflow).
             let lockout = min(maxLockout, Millis(1_000) << min(count - Self.freeAttempts - 1, 20))
             closedUntil = now + lockout
         }
-        wrong[character] = (count, closedUntil)
+        wrong[name] = (count, closedUntil)
+        if wrong.count > Self.namesKept {
+            wrong = wrong.filter { $0.value.closedUntil > now }
+        }
     }
 
-    mutating func rightGuess(_ character: String) { wrong[character] = nil }
+    mutating func rightGuess(_ name: String) { wrong[name] = nil }
+
+    /// How many names have wrong guesses counted (for tests).
+    var countedNames: Int { wrong.count }
 }

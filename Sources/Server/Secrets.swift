@@ -83,5 +83,14 @@ public enum Secrets {
             unlink(temporary)
             throw ServerError.startup("Cannot rename \(temporary) to \(path): \(reason)")
         }
+        // The new name is durable once its directory is synced: without it a power cut could
+        // take the file away after the key was handed out, and the next start would make
+        // another. Best effort: a directory that cannot be opened was just written to.
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
     }
 }

@@ -28,6 +28,15 @@ import Testing
         #expect(guardian.closedUntil("sam", now: now) == nil, "a right PIN starts the count over")
     }
 
+    @Test func theTableOfNamesStaysBoundedKeepingTheOnesClosedNow() {
+        var guardian = GuessGuard()
+        let now: Int64 = 1_000_000
+        for _ in 0...GuessGuard.freeAttempts { guardian.wrongGuess("persistent", now: now) }
+        for address in 0..<GuessGuard.namesKept { guardian.wrongGuess("addr-\(address)", now: now) }
+        #expect(guardian.countedNames <= GuessGuard.namesKept)
+        #expect(guardian.closedUntil("persistent", now: now) != nil, "a name closed now is kept")
+    }
+
     /// Over the wire: the guesses of several connections add up, the right PIN is refused
     /// too while the character is closed, and the holding device is never kept out.
     @Test func guessingPinsOverManyConnectionsIsStopped() throws {
