@@ -45,20 +45,19 @@ extension GameServer {
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
             let now = clock()
-            let guessable = adminKey.codePointCount < Self.guessableAdminKeyLength
             let address = connection.peerAddress
-            if guessable, let until = adminKeyGuard.closedUntil(address, now: now) {
+            if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(address, now: now) {
                 return target.error(request.id, ProtocolError(.rateLimited,
-                    "Too many wrong admin keys from \(address): try again in \(max(1, (until - now + 999) / 1000)) s"))
+                    "Too many wrong admin keys from \(address): try again in \(seconds) s"))
             }
             guard Secrets.constantTimeEquals(key, adminKey) else {
-                if guessable { adminKeyGuard.wrongGuess(address, now: now) }
+                if adminKeyIsGuessable { adminKeyGuard.wrongGuess(address, now: now) }
                 if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
                     logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
                 }
                 return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
             }
-            if guessable { adminKeyGuard.rightGuess(address) }
+            if adminKeyIsGuessable { adminKeyGuard.rightGuess(address) }
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
             connection.signIn(.admin, hub: hub)
             target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
@@ -109,8 +108,7 @@ extension GameServer {
 
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
                        connection: ClientConnection, target: ReplyTarget) {
-        if pin != nil, let until = hub.pinGuard.closedUntil(character, now: clock()) {
-            let seconds = (until - clock() + 999) / 1000
+        if pin != nil, let seconds = hub.pinGuard.secondsToWait(character, now: clock()) {
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong PINs for \(character): try again in \(seconds) s"))
         }

@@ -46,6 +46,7 @@ public final class GameServer {
     var adminKeyGuard = GuessGuard(maxLockout: 60 * 1000)
     /// Keys at least this long (in characters) are beyond guessing by trying them all.
     static let guessableAdminKeyLength = 32
+    let adminKeyIsGuessable: Bool
     private(set) var shuttingDown = false
     private var finished = false
     private var graceTimer: LoopTimer?
@@ -80,9 +81,10 @@ public final class GameServer {
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
+        adminKeyIsGuessable = key.key.codePointCount < Self.guessableAdminKeyLength
         if let file = key.file {
-            if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
-                logger.warning("the admin key in \(file) may be read by other users (mode \(String(mode, radix: 8))): chmod go= it")
+            if let mode = Self.modeOthersMayRead(file) {
+                logger.warning("the admin key in \(file) may be read by other users (mode \(mode)): chmod go= it")
             } else {
                 logger.notice("admin key is in \(file) (readable by its owner only)")
             }
@@ -138,6 +140,13 @@ public final class GameServer {
         dataLock.release()
     }
 
+    /// The file's mode in octal when users other than its owner may read or write it.
+    private static func modeOthersMayRead(_ path: String) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
+              mode & 0o077 != 0 else { return nil }
+        return String(mode, radix: 8)
+    }
+
     /// SQLite reports a full disk at open as an I/O error; say what it is.
     private static func fullDiskHint(_ directory: String) -> String {
         var stats = statvfs()
@@ -162,8 +171,8 @@ public final class GameServer {
             throw ServerError.startup("Cannot create the event log \(config.databasePath): \(String(cString: strerror(errno)))")
         }
         for path in [config.dataDirectory, config.databasePath] {
-            if let mode = (try? files.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
-                logger.warning("\(path) may be read by other users (mode \(String(mode, radix: 8))); it holds PINs, gifts and dares: chmod go= it")
+            if let mode = Self.modeOthersMayRead(path) {
+                logger.warning("\(path) may be read by other users (mode \(mode)); it holds PINs, gifts and dares: chmod go= it")
             }
         }
     }

@@ -33,6 +33,11 @@ struct GuessGuard {
         return entry.closedUntil
     }
 
+    /// The whole seconds (at least 1) until guesses for `name` may come again, if not yet.
+    func secondsToWait(_ name: String, now: Millis) -> Millis? {
+        closedUntil(name, now: now).map { max(1, ($0 - now + 999) / 1000) }
+    }
+
     mutating func wrongGuess(_ name: String, now: Millis) {
         let count = (wrong[name]?.count ?? 0) + 1
         var closedUntil = now

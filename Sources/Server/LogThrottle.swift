@@ -16,14 +16,16 @@ struct LogThrottle {
     mutating func record(now: UInt64) -> Int? {
         unlogged += 1
         if let last = lastLogged, now < last + intervalMilliseconds { return nil }
-        lastLogged = now
-        defer { unlogged = 0 }
-        return unlogged
+        return report(now: now)
     }
 
     /// The count not yet reported, once the interval since the last report has passed.
     mutating func takeUnlogged(now: UInt64) -> Int? {
         guard unlogged > 0, let last = lastLogged, now >= last + intervalMilliseconds else { return nil }
+        return report(now: now)
+    }
+
+    private mutating func report(now: UInt64) -> Int {
         lastLogged = now
         defer { unlogged = 0 }
         return unlogged

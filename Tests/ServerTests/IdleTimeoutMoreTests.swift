@@ -68,11 +68,7 @@ import Testing
         // Once the server has read and decided it (a refused `expect` names the version commands
         // are decided at), idle time jumps far past the timeout: only the request in flight
         // keeps the connection open.
-        var decided = false
-        for _ in 0..<1_000 where !decided {
-            decided = try probe.call("adjust_points", ["delta": 1, "reason": "probe", "expect": 0]).versionNumber == before + 1
-        }
-        try #require(decided, "the slow commit was never decided")
+        try #require(try probe.waitUntilDecided(atVersion: before + 1), "the slow commit was never decided")
         now.update { $0 = 100_000 }
         // The first line after the request must be its reply (here `unavailable`), not a bye.
         let first = try client.readMessage()

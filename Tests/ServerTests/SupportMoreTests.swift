@@ -20,6 +20,18 @@ extension TestClient {
         return version
     }
 
+    /// Waits until commands are decided at `version`, committed or not: a refused `expect`
+    /// names the version commands are decided at. Needs an admin connection; asks a bounded
+    /// number of times and says whether it got there.
+    func waitUntilDecided(atVersion version: Int) throws -> Bool {
+        for _ in 0..<1_000 {
+            let probe = try call("adjust_points", ["delta": 1, "reason": "probe", "expect": 0])
+            guard probe.errorCode == "version_conflict" else { throw HarnessError("\(label): probe was not refused: \(probe.serialized())") }
+            if probe.versionNumber == version { return true }
+        }
+        return false
+    }
+
     /// Every event of the connection's game, read page by page through the `events` op.
     func allEvents() throws -> [JSONValue] {
         var all: [JSONValue] = []

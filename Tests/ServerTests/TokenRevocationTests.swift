@@ -31,13 +31,7 @@ import Testing
         let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
         // A refused `expect` names the version commands are decided at: it moves past `before`
         // once the takeover has been decided.
-        var decided = false
-        for _ in 0..<1_000 where !decided {
-            let probe = try admin.call("adjust_points", ["delta": 1, "reason": "probe", "expect": 0])
-            #expect(probe.errorCode == "version_conflict")
-            decided = probe.versionNumber == before + 1
-        }
-        try #require(decided, "the takeover was never decided")
+        try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
 
         let late = try oldDevice.call("adjust_points", ["delta": 5, "reason": "sent with the old token"])
         #expect(late.errorCode == "unauthenticated", "\(late.serialized())")
