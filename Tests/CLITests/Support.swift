@@ -24,8 +24,17 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// One root for every temporary directory of this test process, removed when the process exits:
+/// Swift Testing has no suite-wide teardown, and a test's directory may be a home or a data
+/// directory that a child process it started still uses when the test returns.
+private let temporaryRoot: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("bq-cli-tests-\(getpid())-\(UUID().uuidString)")
+    atexit { try? FileManager.default.removeItem(at: temporaryRoot) }
+    return url
+}()
+
 func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("bq-cli-\(UUID().uuidString)")
+    let url = temporaryRoot.appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
