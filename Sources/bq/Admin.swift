@@ -152,7 +152,7 @@ extension AdminOperation {
                 context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`"))
                 throw ExitCode(Admin.exitUnconfirmed)
             } catch {
-                context.terminal.error(error.description)
+                context.terminal.error(error.description.terminalSafe)
                 throw ExitCode(1)
             }
         }

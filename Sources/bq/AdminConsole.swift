@@ -60,7 +60,7 @@ struct AdminConsole: ParsableCommand {
             }
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
-            case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description)
+            case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)
             case .cancelled: terminal.line("Cancelled.")
             case .notAnOperation: terminal.line("\(first) is not available inside the console.")

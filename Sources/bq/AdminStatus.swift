@@ -50,7 +50,7 @@ struct AdminWatch: ParsableCommand {
         do {
             try context.client.subscribe()
         } catch {
-            terminal.error(error.description)
+            terminal.error(error.description.terminalSafe)
             throw ExitCode(1)
         }
         var shownVersion = -1
@@ -82,6 +82,7 @@ enum AdminScreens {
     /// `connected`: signed-in connections per character, as `characters` tells the organizer.
     static func status(view: JSONValue, version: Int, events: [JSONValue], connected: [String: Int] = [:],
                        style: Style) -> [String] {
+        let view = view.terminalSafe
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
         var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest") · day \(number("day")) · version \(version)")]
@@ -109,6 +110,7 @@ enum AdminScreens {
     }
 
     static func event(_ event: JSONValue, style: Style) -> String {
+        let event = event.terminalSafe
         let version = event["version"]?.intValue ?? 0
         let at = event["at"]?.stringValue ?? ""
         let actor = event["actor"]?.stringValue ?? (event["actor"]?.isNull == false ? event["actor"]!.serialized() : "system")

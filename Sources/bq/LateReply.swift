@@ -8,7 +8,7 @@ func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: St
     case .success(let reply):
         return style.green("✓ ") + "The \(what) sent earlier went through [version \(reply.version ?? 0)]."
     case .failure(let error):
-        return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description)"
+        return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description.terminalSafe)"
     }
 }
 

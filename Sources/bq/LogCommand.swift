@@ -50,7 +50,7 @@ struct LogCommand: ParsableCommand {
         let parts = fields.keys.sorted().compactMap { key -> String? in
             guard key != "content" else { return nil }
             switch fields[key]! {
-            case .string(let text): return "\(key)=\(text.count > 40 ? String(text.prefix(37)) + "..." : text)"
+            case .string(let text): return "\(key)=\((text.count > 40 ? String(text.prefix(37)) + "..." : text).terminalSafe)"
             case .int(let number): return "\(key)=\(number)"
             case .bool(let flag): return "\(key)=\(flag)"
             default: return nil

@@ -38,6 +38,7 @@ final class PlaySession: @unchecked Sendable {
     }
 
     func refused(_ message: String) {
+        let message = message.terminalSafe
         if mode == .interactive && !json {
             terminal.line(style.red("✗ ") + message)
         } else {
@@ -87,7 +88,7 @@ final class PlaySession: @unchecked Sendable {
             do {
                 let reply = try client.auth(token: saved)
                 // A greeting for a person; a script's output is its commands' results.
-                if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue ?? "player").")]) }
+                if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue?.terminalSafe ?? "player").")]) }
                 return true
             } catch {
                 say([style.yellow("Your saved session no longer works (\(error)); choose again.")])
@@ -110,7 +111,7 @@ final class PlaySession: @unchecked Sendable {
                 let reply = try client.claim(character: id, device: device, pin: pinToTry, game: game)
                 let token = reply.result["token"]?.stringValue
                 updateFile { $0.token = token; $0.character = id }
-                say([style.green("You are now \(id) (\(reply.result["role"]?.stringValue ?? "?")).")])
+                say([style.green("You are now \(id.terminalSafe) (\(reply.result["role"]?.stringValue?.terminalSafe ?? "?")).")])
                 return true
             } catch {
                 refused(error.description)
@@ -132,7 +133,7 @@ final class PlaySession: @unchecked Sendable {
     private func pickCharacter() -> String? {
         let characters: [JSONValue]
         do {
-            characters = try client.characters(game: game)
+            characters = try client.characters(game: game).map(\.terminalSafe)
         } catch {
             refused(error.description)
             return nil

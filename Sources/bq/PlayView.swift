@@ -11,7 +11,7 @@ struct PlayView {
     let columns: Int?
 
     init(json: JSONValue, style: Style) {
-        self.json = json
+        self.json = json.terminalSafe
         self.style = style
         columns = Terminal.columns
         let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
 /// prints live updates while the main thread prints command results), never buffered, so a
@@ -159,4 +160,57 @@ func wrapped(_ text: String, indent: String, columns: Int?) -> [String] {
     }
     if !current.isEmpty || lines.isEmpty { lines.append(indent + current) }
     return lines
+}
+
+extension String {
+    /// This text as a terminal may show it when someone else wrote it: control characters other
+    /// than newline and tab become caret escapes (`^[`, `^G`, `^?`), and C1 controls and the
+    /// bidirectional overrides become `<U+202E>`-style escapes. A dare's title or a proof is
+    /// typed by another player and would otherwise reach this terminal as commands: recolour,
+    /// clear the screen, ring the bell, set the window title, or show text in another order.
+    var terminalSafe: String {
+        guard unicodeScalars.contains(where: \.needsTerminalEscape) else { return self }
+        var shown = ""
+        shown.reserveCapacity(utf8.count + 8)
+        for scalar in unicodeScalars {
+            guard scalar.needsTerminalEscape else {
+                shown.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar.value {
+            case 0x00...0x1F: shown += "^" + String(UnicodeScalar(UInt8(scalar.value + 0x40)))
+            case 0x7F: shown += "^?"
+            default: shown += "<U+" + String(scalar.value, radix: 16, uppercase: true) + ">"
+            }
+        }
+        return shown
+    }
+}
+
+extension Unicode.Scalar {
+    fileprivate var needsTerminalEscape: Bool {
+        switch value {
+        case 0x0A, 0x09: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x202A...0x202E, 0x2066...0x2069: return true  // bidirectional embeddings, overrides, isolates
+        default: return false
+        }
+    }
+}
+
+extension JSONValue {
+    /// This value with every string in it, member names included, made `terminalSafe`: for
+    /// values from the server that `bq` lays out for a person.
+    var terminalSafe: JSONValue {
+        switch self {
+        case .string(let text): return .string(text.terminalSafe)
+        case .array(let items): return .array(items.map(\.terminalSafe))
+        case .object(let members):
+            var safe: [String: JSONValue] = [:]
+            safe.reserveCapacity(members.count)
+            for (key, value) in members { safe[key.terminalSafe] = value.terminalSafe }
+            return .object(safe)
+        default: return self
+        }
+    }
 }
