@@ -63,7 +63,7 @@ public enum Secrets {
     /// created 0600 beside it, are synced, and take the name by a rename. (FileManager's atomic
     /// write creates its file with the umask's mode and narrows it after the rename: a process
     /// killed in between leaves the key readable by everyone.)
-    static func writePrivately(_ data: Data, to path: String) throws {
+    public static func writePrivately(_ data: Data, to path: String) throws {
         let temporary = path + ".new"
         unlink(temporary)  // left by a start that was killed while writing
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

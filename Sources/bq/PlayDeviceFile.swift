@@ -1,6 +1,7 @@
 import Client
 import Foundation
 import JSON
+import Server
 
 /// What `bq play` keeps between runs: the device id (made once) and the session token, so the
 /// next start resumes without asking. One file per server and game.
@@ -21,12 +22,19 @@ struct PlayDeviceFile {
         return (base as NSString).appendingPathComponent("bq/play-\(String(safeHost))-\(port)-\(game ?? "default").json")
     }
 
-    /// Reads the file, or starts a new one with a fresh device id (saved at once).
+    /// Reads the file, or starts a new one with a fresh device id (saved at once). A file that
+    /// is there but is not a device file is refused, not replaced: `--device-file` may name
+    /// something else of the person's by mistake.
     static func load(path: String) throws -> PlayDeviceFile {
-        if let data = FileManager.default.contents(atPath: path),
-           let json = try? JSONParser.parse(Array(data)), let device = json["device"]?.stringValue {
+        if let data = FileManager.default.contents(atPath: path), !data.isEmpty {
+            guard let json = try? JSONParser.parse(Array(data)), let device = json["device"]?.stringValue, !device.isEmpty else {
+                throw DeviceFileError("it is not a bq device file (no device id in it); name another file with --device-file, or remove this one to start afresh")
+            }
             return PlayDeviceFile(path: path, device: device, token: json["token"]?.stringValue,
                                   character: json["character"]?.stringValue)
+        }
+        if FileManager.default.fileExists(atPath: path) && !FileManager.default.isReadableFile(atPath: path) {
+            throw DeviceFileError("it cannot be read")
         }
         let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil)
         try file.save()
@@ -41,10 +49,13 @@ struct PlayDeviceFile {
         var object: [String: JSONValue] = ["device": .string(device)]
         if let token { object["token"] = .string(token) }
         if let character { object["character"] = .string(character) }
-        // The token signs in as this character: readable by this user only.
-        guard FileManager.default.createFile(atPath: path, contents: Data(JSONValue.object(object).serialized().utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        // The token signs in as this character: readable by this user only, and a crash while
+        // saving must not leave half a file (the next start would refuse it).
+        try Secrets.writePrivately(Data(JSONValue.object(object).serialized().utf8), to: path)
     }
+}
+
+struct DeviceFileError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

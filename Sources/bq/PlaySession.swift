@@ -66,7 +66,7 @@ final class PlaySession: @unchecked Sendable {
             try file.save()
         } catch {
             // The session still works; only the next start would have to claim again.
-            terminal.error("Could not save the session to \(file.path) (\(error.localizedDescription)): "
+            terminal.error("Could not save the session to \(file.path) (\(error)): "
                 + "the next bq play here will have to claim again.")
         }
     }

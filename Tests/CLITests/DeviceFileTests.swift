@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+/// The file where `bq play` keeps its device id and token.
+@Suite struct DeviceFileTests {
+    @Test func aFileThatIsNotADeviceFileIsRefusedAndLeftAsItWas() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let notes = try makeTemporaryDirectory().appendingPathComponent("notes.txt")
+        try Data("shopping: candles, cake\n".utf8).write(to: notes)
+        let result = try BQProcess.run(["play"] + server.address + ["--device-file", notes.path, "--character", "theo", "whoami"])
+        #expect(result.status == 2)
+        #expect(result.err.contains("is not a bq device file"), "\(result.err)")
+        #expect(try String(contentsOf: notes, encoding: .utf8) == "shopping: candles, cake\n")
+
+        // Nothing was claimed with it: theo is still free for the device that asks first.
+        let theo = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"],
+                                     home: try makeTemporaryDirectory())
+        #expect(theo.status == 0, "\(theo.err)")
+        #expect(theo.out.contains("You are now theo"))
+    }
+
+    @Test func theSavedFileIsPrivateAndResumesTheSession() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let file = try makeTemporaryDirectory().appendingPathComponent("nested/dir/theo.json")
+        let first = try BQProcess.run(["play"] + server.address + ["--device-file", file.path, "--character", "theo", "whoami"])
+        #expect(first.status == 0, "\(first.err)")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".new"))
+        let again = try BQProcess.run(["play"] + server.address + ["--device-file", file.path, "whoami"])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(again.out.contains("You are Theo"), "\(again.out)")
+    }
+}
