@@ -74,7 +74,7 @@ struct AdminConnectionOptions: ParsableArguments {
             client = try GameClient.connect(host: host, port: port, options: options)
         } catch {
             // As `bq play`: 2 when there is no server to talk to, 1 when it says no.
-            terminal.error("bq admin: \(error)")
+            terminal.error(cannotConnectMessage("admin", error, host: host, port: port))
             throw ExitCode(2)
         }
         do {

@@ -19,6 +19,13 @@ func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
         + "Check \(check) before doing it again."
 }
 
+/// What `bq play` and `bq admin` say when they cannot reach a server: most often it is not
+/// running, or runs on another address.
+func cannotConnectMessage(_ command: String, _ error: any Error, host: String, port: Int) -> String {
+    guard let clientError = error as? ClientError, case .connectFailed = clientError else { return "bq \(command): \(error)" }
+    return "bq \(command): \(error). Is bq serve running at \(host):\(port)?"
+}
+
 /// Whether the answer to a yes/no question is yes (`y` or `yes`, any case); no by default.
 func isYes(_ answer: String?) -> Bool {
     let said = answer?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -63,7 +63,7 @@ struct Play: ParsableCommand {
             options.requestTimeout = timeout
             client = try GameClient.connect(host: host, port: port, options: options, onLine: rawLines)
         } catch {
-            terminal.error("bq play: \(error)")
+            terminal.error(cannotConnectMessage("play", error, host: host, port: port))
             throw ExitCode(2)
         }
         defer { client.close() }
@@ -78,6 +78,7 @@ struct Play: ParsableCommand {
         }
         switch outcome {
         case .failed: throw ExitCode(1)
+        case .usage: throw ExitCode(ExitCode.validationFailure.rawValue)
         case .unconfirmed: throw ExitCode(Admin.exitUnconfirmed)
         case .ok, .quit: return
         }

@@ -23,7 +23,7 @@ extension PlaySession {
         case .refused(let error): return failure(error)
         case .usage(let message):
             refused(message)
-            return .failed
+            return .usage
         case .cancelled:
             say(["Cancelled."])
             return .ok

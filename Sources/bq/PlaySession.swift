@@ -18,7 +18,9 @@ final class PlaySession: @unchecked Sendable {
     private var runningCommand = false
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
-    enum Outcome { case ok, failed, unconfirmed, quit }
+    /// `usage`: the command itself was wrong (unknown, or words missing or left over), so
+    /// nothing was sent.
+    enum Outcome { case ok, failed, usage, unconfirmed, quit }
 
     init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile) {
         self.client = client
@@ -115,7 +117,12 @@ final class PlaySession: @unchecked Sendable {
                 return true
             } catch {
                 refused(error.description)
-                guard mode == .interactive else { return false }
+                guard mode == .interactive else {
+                    if error.refusal?.code == "already_claimed" {
+                        refused("To take \(id) over from the device that holds it, give its PIN with --pin; or the organizer can unclaim it.")
+                    }
+                    return false
+                }
                 if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
                     terminal.prompt("PIN for \(id) (empty to choose another): ")
                     guard let answer = terminal.readSecretLine() else { return false }
@@ -215,7 +222,7 @@ final class PlaySession: @unchecked Sendable {
             setRunningCommand(false)
             switch outcome {
             case .quit: return mode == .interactive ? .ok : worst
-            case .failed: if worst == .ok { worst = .failed }
+            case .failed, .usage: if worst == .ok { worst = .failed }
             case .unconfirmed: worst = .unconfirmed
             case .ok: break
             }
@@ -228,6 +235,11 @@ final class PlaySession: @unchecked Sendable {
     func execute(_ words: [String]) -> Outcome {
         guard let name = words.first?.lowercased(), let view = current else { return .failed }
         let rest = Array(words.dropFirst())
+        // A word too many is a mistake to point out, not to drop: `unlock r09 r10` must not
+        // quietly spend points on r09 alone.
+        if Self.wordlessCommands.contains(name), !rest.isEmpty {
+            return usage("\(name) takes no arguments (got \(rest.joined(separator: " ")))")
+        }
         switch name {
         case "help", "?": say(helpLines(role: view.myRole))
         case "home", "look": say(view.home())
@@ -237,7 +249,7 @@ final class PlaySession: @unchecked Sendable {
         case "whoami": say([view.whoami(), view.pointsLine()])
         case "points": say([view.pointsLine(), view.badgeLine()])
         case "show":
-            guard let id = rest.first else { return usage("show <challenge or reward id>") }
+            guard rest.count == 1, let id = rest.first else { return usage("show <challenge or reward id>") }
             guard let card = view.show(id) else {
                 refused("Nothing called \(id) on your board or in the rewards.")
                 return .failed
@@ -250,7 +262,7 @@ final class PlaySession: @unchecked Sendable {
                 return [found == 0 ? "No hidden dares right now." : "You found \(found) dare\(found == 1 ? "" : "s")! Type board to see."]
             }
         case "unlock", "u":
-            guard let id = rest.first else { return usage("unlock <reward id>") }
+            guard rest.count == 1, let id = rest.first else { return usage("unlock <reward id> (one at a time)") }
             return mutate("unlock_reward", ["reward": .string(id)]) { reply in
                 let after = self.current ?? view
                 var lines = ["Unlocked \(id)! Points: \(reply.result["points"]?.intValue ?? after.points) ✦"]
@@ -262,14 +274,18 @@ final class PlaySession: @unchecked Sendable {
         default:
             if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
             refused("Unknown command \(name). Type help for the list.")
-            return .failed
+            return .usage
         }
         return .ok
     }
 
+    /// The commands that take no words after their name.
+    private static let wordlessCommands: Set = ["help", "?", "home", "look", "board", "b", "rewards", "r", "timeline",
+                                                "t", "whoami", "points", "discover", "quit", "exit", "q"]
+
     private func usage(_ text: String) -> Outcome {
         refused("Usage: \(text)")
-        return .failed
+        return .usage
     }
 
     private func mutate(_ op: String, _ args: [String: JSONValue], success: (Reply) -> [String]) -> Outcome {
@@ -312,7 +328,10 @@ final class PlaySession: @unchecked Sendable {
         }
         let proof: JSONValue
         switch proofWords.first?.lowercased() {
-        case nil, "done": proof = ["kind": "done"]
+        case nil: proof = ["kind": "done"]
+        case "done":
+            guard proofWords.count == 1 else { return usage(syntax) }
+            proof = ["kind": "done"]
         case "photo":
             guard proofWords.count == 2 else { return usage(syntax) }
             proof = ["kind": "photo", "url": .string(proofWords[1])]
@@ -332,8 +351,14 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func dare(_ words: [String], view: PlayView) -> Outcome {
+        if view.myRole == "birthday" {
+            say(["Secret dares are written by your friends, for you: type discover to reveal the delivered ones."])
+            return words.isEmpty ? .ok : .usage
+        }
         switch words.first?.lowercased() {
-        case nil, "status": say(view.dareStatus())
+        case nil, "status":
+            guard words.count <= 1 else { return usage("dare | dare save \"title\" \"description\" <points> | dare deliver") }
+            say(view.dareStatus())
         case "save":
             guard words.count == 4, let points = Int(words[3]) else {
                 return usage("dare save \"title\" \"description\" <25|50|75|100>")
@@ -343,6 +368,7 @@ final class PlaySession: @unchecked Sendable {
                 ["Saved your dare \(reply.result["challenge"]?.stringValue ?? "") as a draft. Type dare deliver when it is ready."]
             }
         case "deliver":
+            guard words.count == 1 else { return usage("dare deliver (no more words)") }
             return mutate("deliver_secret", [:]) { reply in
                 ["Delivered your dare \(reply.result["challenge"]?.stringValue ?? ""): it hides behind the ??? now."]
             }

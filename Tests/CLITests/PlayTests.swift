@@ -116,6 +116,7 @@ import Testing
                                       home: try makeTemporaryDirectory())
         #expect(thief.status == 1)
         #expect(thief.err.lowercased().contains("claimed"))
+        #expect(thief.err.contains("give its PIN with --pin"), "\(thief.err)")
     }
 
     @Test func scriptModeRunsCommandsFromStdin() throws {
@@ -168,7 +169,7 @@ import Testing
 
         let player = try BQProcess.run(["play"] + server.address + ["--character", "mia", "adjust-points", "15", "--reason", "x"],
                                        home: try makeTemporaryDirectory())
-        #expect(player.status == 1)
+        #expect(player.status == 64)
         #expect(player.err.contains("Unknown command adjust-points"), "\(player.err)")
         let state = try BQProcess.run(["admin", "status", "--port", String(server.port), "--data", server.dataDirectory.path])
         #expect(state.out.contains("Points 15 ✦"), "\(state.out)")

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// A command `bq play` cannot read is pointed out and sends nothing; a one-shot exits 64.
+@Suite struct PlayUsageTests {
+    @Test func wordsMissingOrLeftOverAreUsageErrorsAndChangeNothing() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+        let mistakes: [(words: [String], says: String)] = [
+            (["complete", "c03", "done", "twice"], "Usage: complete"),
+            (["complete", "c03", "photo"], "Usage: complete"),
+            (["unlock", "r02", "r03"], "Usage: unlock"),
+            (["discover", "now"], "discover takes no arguments"),
+            (["board", "c01"], "board takes no arguments"),
+            (["frobnicate"], "Unknown command frobnicate"),
+        ]
+        for mistake in mistakes {
+            let result = try BQProcess.run(["play"] + server.address + mistake.words, home: home)
+            #expect(result.status == 64, "\(mistake.words): \(result.err)")
+            #expect(result.err.contains(mistake.says), "\(mistake.words): \(result.err)")
+        }
+        let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(status.out.contains("Challenges 0/15 done"), "\(status.out)")
+        #expect(status.out.contains("Points 0 ✦"), "\(status.out)")
+    }
+
+    @Test func aDareLeftOverWordDoesNotDeliverIt() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let saved = try BQProcess.run(["play"] + server.address + ["--character", "priya", "dare", "save", "Cartwheel", "On the lawn", "25"],
+                                      home: home)
+        #expect(saved.status == 0, "\(saved.err)")
+        let deliver = try BQProcess.run(["play"] + server.address + ["dare", "deliver", "now"], home: home)
+        #expect(deliver.status == 64)
+        let dare = try BQProcess.run(["play"] + server.address + ["dare"], home: home)
+        #expect(dare.out.contains("draft"), "\(dare.out)")
+
+        // The birthday person writes no dare: `dare` says what dares are for them instead.
+        let mia = try BQProcess.run(["play"] + server.address + ["--character", "mia", "dare"], home: try makeTemporaryDirectory())
+        #expect(mia.status == 0, "\(mia.err)")
+        #expect(mia.out.contains("Secret dares are written by your friends"), "\(mia.out)")
+    }
+
+    @Test func noServerIsSaidPlainly() throws {
+        // Nothing listens on port 1 (a privileged port no test server can have).
+        let result = try BQProcess.run(["play", "--port", "1", "--character", "mia", "whoami"], home: try makeTemporaryDirectory())
+        #expect(result.status == 2)
+        #expect(result.err.contains("Is bq serve running at 127.0.0.1:1?"), "\(result.err)")
+    }
+}
