@@ -79,6 +79,20 @@ public enum ConfigLoader {
         }
     }
 
+    /// Applies command-line flags, keyed by setting (`port`, not `--port`), through the same
+    /// checks as the file and the environment.
+    public static func apply(flags: [String: JSONValue], to config: inout ServerConfig) throws(ConfigError) {
+        let byKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
+        for key in flags.keys.sorted() {
+            guard let setting = byKey[key] else { preconditionFailure("no setting \(key) for a flag") }
+            do {
+                try setting.apply(&config, flags[key]!)
+            } catch {
+                throw ConfigError("--\(key.replacingOccurrences(of: "_", with: "-")): \(error.message)")
+            }
+        }
+    }
+
     private static func string(_ key: String, _ environment: String, _ help: String,
                                _ set: @escaping @Sendable (inout ServerConfig, String) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in

@@ -7,20 +7,33 @@ import Server
 /// `verify`). Precedence: flags, then environment variables, then the config file, then
 /// built-in defaults.
 struct DataOptions: ParsableArguments {
-    @Option(help: "Data directory (default ./data; serve creates it when missing).") var data: String?
+    @Option(help: "Data directory (default ./data; bq serve creates it when missing).") var data: String?
     @Option(help: "Config file (default config/server.json when present).") var config: String?
 
-    func load() throws -> ServerConfig {
+    /// The settings, or, when any source has a bad one, a line naming it on stderr and exit
+    /// 64 before anything is opened or made.
+    func load(command: String, flags: [String: JSONValue] = [:]) throws -> ServerConfig {
+        do {
+            return try settings(flags: flags)
+        } catch {
+            FileHandle.standardError.write(Data("bq \(command): \(error)\n".utf8))
+            throw ExitCode.validationFailure
+        }
+    }
+
+    private func settings(flags: [String: JSONValue]) throws(ConfigError) -> ServerConfig {
         var result = ServerConfig()
         let path = config ?? (FileManager.default.fileExists(atPath: "config/server.json") ? "config/server.json" : nil)
         if let path {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("\(path): cannot read the config file") }
+            guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError("\(path): cannot read the config file") }
             let json: JSONValue
-            do { json = try JSONParser.parse(Array(data)) } catch { throw ValidationError("\(path): not valid JSON: \(error)") }
+            do { json = try JSONParser.parse(Array(data)) } catch { throw ConfigError("\(path): not valid JSON: \(error)") }
             try ConfigLoader.apply(file: json, path: path, to: &result)
         }
         try ConfigLoader.apply(environment: ProcessInfo.processInfo.environment, to: &result)
-        if let data { result.dataDirectory = data }
+        var flags = flags
+        if let data { flags["data"] = .string(data) }
+        try ConfigLoader.apply(flags: flags, to: &result)
         return result
     }
 }
@@ -33,10 +46,10 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Seed file for games without events (default seed/birthdayquest.json).") var seed: String?
 
     func load() throws -> ServerConfig {
-        var result = try location.load()
-        if let host { result.host = host }
-        if let port { result.port = port }
-        if let seed { result.seedPath = seed }
-        return result
+        var flags: [String: JSONValue] = [:]
+        if let host { flags["host"] = .string(host) }
+        if let port { flags["port"] = .int(port) }
+        if let seed { flags["seed"] = .string(seed) }
+        return try location.load(command: "serve", flags: flags)
     }
 }

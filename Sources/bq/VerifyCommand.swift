@@ -7,7 +7,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var options: DataOptions
 
     func run() throws {
-        let config = try options.load()
+        let config = try options.load(command: "verify")
         let report: LogVerifier.Report
         do {
             report = try LogVerifier.verify(path: config.databasePath)

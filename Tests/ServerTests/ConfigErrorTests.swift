@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// A bad setting, wherever it comes from, stops `bq serve` with one line that names it, exit
+/// 64, and nothing made: no data directory, no key, no seeded game.
+@Suite struct ConfigErrorTests {
+    @Test func everySourceOfABadSettingIsNamedAndNothingIsCreated() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        try Data(#"{"port": 70000}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/range.json"))
+        try Data(#"{"prot": 4747}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/typo.json"))
+        try Data("{port".utf8).write(to: URL(fileURLWithPath: dir.path + "/broken.json"))
+        let data = dir.path + "/data"
+        let cases: [(arguments: [String], environment: [String: String], says: String)] = [
+            (["--port", "70000"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
+            (["--config", "range.json"], [:], "bq serve: range.json: port must be an integer from 0 to 65535"),
+            (["--config", "typo.json"], [:], #"bq serve: typo.json: unknown setting "prot""#),
+            (["--config", "broken.json"], [:], "bq serve: broken.json: not valid JSON"),
+            (["--config", "missing.json"], [:], "bq serve: missing.json: cannot read the config file"),
+            ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
+            (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
+        ]
+        for bad in cases {
+            let arguments = ["serve", "--data", data] + bad.arguments
+            let result = try BQRun.run(arguments, workingDirectory: dir.path, environment: bad.environment)
+            #expect(result.ending == .exited(64), "\(bad.arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix(bad.says), "\(bad.arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("USAGE"), "a setting is not a question of usage")
+            #expect(!FileManager.default.fileExists(atPath: data), "\(bad.arguments) made the data directory")
+        }
+
+        let level = try BQRun.run(["serve", "--data", data, "--log-level", "loud"], workingDirectory: dir.path)
+        #expect(level.ending == .exited(64))
+        #expect(level.stderr.contains("--log-level must be one of trace, debug, info"), "\(level.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: data))
+
+        let verify = try BQRun.run(["verify", "--data", data, "--config", "typo.json"], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(64))
+        #expect(verify.stderr.hasPrefix(#"bq verify: typo.json: unknown setting "prot""#), "\(verify.stderr)")
+    }
+}
