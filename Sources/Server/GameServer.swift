@@ -38,6 +38,7 @@ public final class GameServer {
     private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
     private var nextConnectionNumber = 0
     private var acceptFailures = LogThrottle()
+    private var fullServerRefusals = LogThrottle()
     var wrongAdminKeys = LogThrottle()
     let adminKey: String
     /// Wrong admin keys per peer address, when the key is short enough to guess (a configured
@@ -219,7 +220,13 @@ public final class GameServer {
     private func accept(_ tcp: TCPConnection) {
         guard !shuttingDown else { return tcp.close() }
         guard connections.count < config.limits.maxConnections else {
-            logger.warning("connection refused: server full", metadata: ["peer": "\(tcp.peerDescription)"])
+            if let count = fullServerRefusals.record(now: loop.nowMilliseconds) {
+                logger.warning("connection refused: server full", metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
+            }
+            // `hello` is the first line of every connection, this one included: a client reads
+            // it before anything else, and then learns why it is being closed.
+            tcp.write(Wire.hello(server: Self.serverName, game: defaultHub.name, version: defaultHub.durable.version,
+                                 idleTimeoutSeconds: nil))
             tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(config.limits.maxConnections) connections); try again later")))
             return tcp.closeAfterFlush()
         }
@@ -240,6 +247,9 @@ public final class GameServer {
         let now = loop.nowMilliseconds
         if let count = acceptFailures.takeUnlogged(now: now) {
             logger.warning("could not accept more connections", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = fullServerRefusals.takeUnlogged(now: now) {
+            logger.warning("more connections refused: server full", metadata: ["since last logged": "\(count)"])
         }
         if let count = wrongAdminKeys.takeUnlogged(now: now) {
             logger.warning("more wrong admin keys", metadata: ["since last logged": "\(count)"])

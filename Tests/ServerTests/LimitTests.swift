@@ -13,10 +13,11 @@ import UV
         let extra = try BlockingLineSocket(host: "127.0.0.1", port: server.port)
         var lines: [JSONValue] = []
         while let line = try extra.readLine(timeoutMilliseconds: 10_000) { lines.append(try JSONParser.parse(line)) }
-        #expect(lines.count == 1, "one error line, then the server hangs up")
-        #expect(lines.first?["ok"] == .bool(false))
-        #expect(lines.first?["id"] == .null)
-        #expect(lines.first?["error"]?["code"]?.stringValue != nil)
+        #expect(lines.count == 2, "hello, one error line, then the server hangs up")
+        #expect(lines.first?["push"] == "hello", "hello is the first line of every connection")
+        #expect(lines.last?["ok"] == .bool(false))
+        #expect(lines.last?["id"] == .null)
+        #expect(lines.last?["error"]?["code"] == "unavailable")
         for client in held { try client.ok("ping") }
         try server.stop()
     }
