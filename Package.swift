@@ -1,6 +1,8 @@
 // swift-tools-version: 6.0
-// BirthdayQuest server. Layers point one way (see docs/architecture.md):
-// Domain, JSON <- Views, Protocol <- EventLog, UV <- Server <- Client <- bq.
+// BirthdayQuest server. Dependencies point one way, down to the C shims (the full graph and
+// why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
+// EventLog on CSQLite3 and UV on CLibUV alone; Server on all of those; Client on JSON,
+// Protocol and UV (beside Server, not on it); the bq executable on everything.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]

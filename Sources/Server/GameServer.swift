@@ -7,8 +7,9 @@ import Protocol
 import UV
 import Views
 
-/// The server: one loop thread owns every connection and every game; one writer
-/// thread owns the SQLite connection. Create it, `run()` it, on the same thread.
+/// The server: one loop thread owns every connection and every game; one writer thread owns the
+/// SQLite connection that commits, and a checkpointer thread a second one that copies the WAL
+/// back (the loop thread has a third, read-only). Create it, `run()` it, on the same thread.
 public final class GameServer {
     public static let serverName = "bq 0.1.0"
 
@@ -21,7 +22,8 @@ public final class GameServer {
     private let writer: EventWriter
     /// Held from start-up until `run()` returns, after the writer has closed the log.
     private let dataLock: DataDirectoryLock
-    /// The loop thread's own read connection, for `events` and `subscribe since`.
+    /// The loop thread's own read connection: `events`, `subscribe since`, and the stored
+    /// replies that idempotent retries are answered with.
     let reader: EventStore
     private var listener: TCPServer?
     private var wakeup: AsyncWakeup!

@@ -13,8 +13,8 @@ struct Bench: ParsableCommand {
 
 /// The load shape flags `load` and `echo` share.
 struct LoadOptions: ParsableArguments {
-    @Option(help: "Server address (ignored with --spawn).") var host = "127.0.0.1"
-    @Option(help: "Server port (ignored with --spawn).") var port = 4747
+    @Option(help: "Server address (ignored with --spawn, and by echo, which starts its own server).") var host = "127.0.0.1"
+    @Option(help: "Server port (ignored with --spawn, and by echo).") var port = 4747
     @Option(help: "Games to spread the connections over: main, g2, g3, ...") var games = 4
     @Option(help: "Mutating connections in all.") var connections = 50
     @Option(help: "Requests in flight per connection (closed loop).") var depth = 1

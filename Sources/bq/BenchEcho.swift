@@ -15,7 +15,9 @@ struct BenchEcho: ParsableCommand {
         let server = try SpawnedServer(arguments: ["bench", "echo-server", "--port", "0"], environment: [:],
                                        dataDirectory: nil, passDataFlag: false)
         defer { server.stop() }
-        var result = try runLoad(shape: load.shape(port: server.port, adminKey: "", echo: true), tokens: [], server: server)
+        var shape = load.shape(port: server.port, adminKey: "", echo: true)
+        shape.host = "127.0.0.1"  // where the child listens, whatever --host says
+        var result = try runLoad(shape: shape, tokens: [], server: server)
         result.target = "echo"
         print(load.describe(result))
     }

@@ -10,11 +10,11 @@ struct BenchStartup: ParsableCommand {
 
     @Option(help: "Events to commit before the restart.") var events = 1_000_000
     @Option(help: "Connections x depth used to fill the log.") var connections = 50
-    @Option var depth = 16
+    @Option(help: "Requests in flight per connection while filling.") var depth = 16
     @Option(help: "synchronous mode: full or normal (normal fills faster; start-up reads the same log).") var sync = "normal"
     @Option(help: "Restarts to time.") var restarts = 3
     @Option(help: "Seed file (default seed/birthdayquest.json).") var seed: String?
-    @Flag var json = false
+    @Flag(help: "Print one JSON object instead of the table.") var json = false
 
     func run() throws {
         guard let seedPath = benchSeedPath(seed) else { throw ValidationError("seed/birthdayquest.json not found: pass --seed") }
