@@ -253,7 +253,10 @@ struct PlayView {
         let who = birthdayName
         let text: String
         switch entry["kind"]?.stringValue {
-        case "challenge_completed": text = "\(who) completed “\(title)”"
+        case "challenge_completed":
+            // A forced completion is the organizer's doing, not the birthday person's.
+            let forced = entry["ref"]?.stringValue.flatMap { json["challenges"]?[$0]?["forced"]?.boolValue } == true
+            text = forced ? "“\(title)” marked done by the organizer" : "\(who) completed “\(title)”"
         case "reward_unlocked": text = "\(who) unlocked “\(title)”" + (from.map { " from \($0)" } ?? "")
         case "secret_discovered": text = "\(who) discovered a dare" + (from.map { " by \($0)" } ?? "") + ": “\(title)”"
         case "final_badge": text = "🏅 The final badge is unlocked!"
