@@ -163,6 +163,13 @@ private struct Decider {
 
     private func saveChallenge(_ id: String?, _ fields: ChallengeFields) throws(Rejection) -> [Change] {
         try requireOrganizer("add or edit challenges")
+        // What is being edited comes before how: a dare's fields are not a challenge's (it has no
+        // difficulty), and "missing field" would hide that dares are not edited here at all.
+        if let id {
+            let challenge = try challenge(id)
+            guard !challenge.isSecret else { throw Rejection(.forbidden, "\"\(id)\" is a secret dare: only its author edits it") }
+            guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is completed and can no longer be edited") }
+        }
         if let problem = fields.problems(at: "challenge").first {
             throw Rejection(.badRequest, problem.description)
         }
@@ -171,9 +178,6 @@ private struct Decider {
             let newID = nextFreeID(prefix: "c", from: regular + 1) { state.challenges[$0] != nil }
             return [.challengeSaved(challenge: newID, fields: fields, created: true)]
         }
-        let challenge = try challenge(id)
-        guard !challenge.isSecret else { throw Rejection(.forbidden, "\"\(id)\" is a secret dare: only its author edits it") }
-        guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is completed and can no longer be edited") }
         return [.challengeSaved(challenge: id, fields: fields, created: false)]
     }
 

@@ -118,6 +118,10 @@ extension SavedItemFields {
         }
         try check(base: current)
         var args = arguments(base: current)
+        // An edit that changes nothing would still be an event in the log: say so instead.
+        if args.allSatisfy({ current[$0.key] == $0.value }) {
+            return ["Nothing to change: \(Self.kind) \(id) already has these values."]
+        }
         args[Self.kind] = .string(id)
         return done("Saved \(Self.kind) \(id).", try context.client.request("save_\(Self.kind)", args))
     }
@@ -148,6 +152,10 @@ struct ChallengeFields: SavedItemFields {
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
 
     func problem(base: JSONValue?) -> String? {
+        // Said here: the request would be refused for the dare's missing difficulty first.
+        if base?["secret"]?.boolValue == true {
+            return "That is a secret dare: only its author edits it (with dare save, while it is a draft)"
+        }
         let hasB = base?["option_b"].map { !$0.isNull } ?? false
         if !noOptionB, !hasB, (optionBTitle == nil) != (optionBDescription == nil) {
             return "A new option B needs both --option-b-title and --option-b-description"

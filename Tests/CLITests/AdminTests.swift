@@ -92,6 +92,21 @@ import Testing
         let half = try BQProcess.run(["admin", "edit-challenge", "c02", "--option-b-title", "H"] + server.adminFlags)
         #expect(half.status == 1)
         #expect(half.err.contains("needs both --option-b-title and --option-b-description"), "\(half.err)")
+        // A dare is its author's to edit: said as such, not as a challenge's missing field.
+        let dare = try BQProcess.run(["play"] + server.address + ["--character", "priya", "dare", "save", "Cartwheel", "On the lawn", "25"],
+                                     home: try makeTemporaryDirectory())
+        #expect(dare.status == 0, "\(dare.err)")
+        let notADare = try BQProcess.run(["admin", "edit-challenge", "dare-priya", "--points", "30"] + server.adminFlags)
+        #expect(notADare.status == 1)
+        #expect(notADare.err.contains("secret dare: only its author edits it"), "\(notADare.err)")
+        // An edit with nothing new sends nothing: no event for the log.
+        let before = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        let same = try BQProcess.run(["admin", "edit-challenge", "c02"] + server.adminFlags)
+        #expect(same.status == 0, "\(same.err)")
+        #expect(same.out.contains("Nothing to change: challenge c02 already has these values."), "\(same.out)")
+        let after = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(before.out.components(separatedBy: "\n").first == after.out.components(separatedBy: "\n").first,
+                "the version in the status line did not move")
     }
 
     @Test func consoleHelpListsWhatWorksThereAndExplainsEachCommand() throws {

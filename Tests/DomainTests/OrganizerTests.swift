@@ -121,6 +121,17 @@ import Testing
             .thenRejected(.alreadyCompleted, "is completed and can no longer be edited")
     }
 
+    @Test func whatIsEditedIsCheckedBeforeTheFields() {
+        var fields = Self.fields
+        fields.points = 0
+        given(.challengeCompleted(challenge: "c03", option: .a, proof: .done, forced: false, points: 60))
+            .when(sam, .saveChallenge(id: "c03", fields))
+            .thenRejected(.alreadyCompleted, "is completed and can no longer be edited")
+        given(SecretDareTests.priyasDare).when(sam, .saveChallenge(id: "dare-priya", fields))
+            .thenRejected(.forbidden, "is a secret dare: only its author edits it")
+        given().when(sam, .saveChallenge(id: "c77", fields)).thenRejected(.notFound, "No challenge \"c77\"")
+    }
+
     @Test func anUnknownChallengeIsNotFound() {
         given().when(sam, .saveChallenge(id: "c77", Self.fields)).thenRejected(.notFound, "No challenge \"c77\"")
     }
