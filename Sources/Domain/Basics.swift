@@ -113,4 +113,19 @@ extension String {
     /// alike: Unicode code points, as most JSON libraries count. A count of what a screen
     /// shows as one letter would let one "character" carry thousands of combining marks.
     public var codePointCount: Int { unicodeScalars.count }
+
+    /// Whether this is a link a player's device can open: `http://` or `https://`, then a host,
+    /// with no spaces or control characters anywhere (`http://` alone passed once).
+    public var isWebLink: Bool {
+        let rest: Substring
+        if hasPrefix("https://") {
+            rest = dropFirst(8)
+        } else if hasPrefix("http://") {
+            rest = dropFirst(7)
+        } else {
+            return false
+        }
+        guard rest.first.map({ $0 != "/" && $0 != "?" && $0 != "#" }) == true else { return false }
+        return !unicodeScalars.contains { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) || $0.properties.isWhitespace }
+    }
 }

@@ -145,8 +145,8 @@ private struct Decider {
         case .text(let text): try requireLength(text, Limits.proofText, "proof.text")
         case .photo(let url):
             try requireLength(url, Limits.proofURL, "proof.url")
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw Rejection(.badRequest, "proof.url must be an http or https link")
+            guard url.isWebLink else {
+                throw Rejection(.badRequest, "proof.url must be an http or https link with a host and no spaces")
             }
         case .done: break
         }

@@ -158,8 +158,8 @@ extension RewardFields {
             if !Limits.contentURLs.contains(content.urls.count) {
                 found.append(SeedProblem(path: "\(path).content.urls", message: "must hold at most \(Limits.contentURLs.upperBound) links, got \(content.urls.count)"))
             }
-            for (index, url) in content.urls.enumerated() where !(url.hasPrefix("https://") || url.hasPrefix("http://")) {
-                found.append(SeedProblem(path: "\(path).content.urls[\(index)]", message: "must be an http or https link, got \"\(url)\""))
+            for (index, url) in content.urls.enumerated() where !url.isWebLink {
+                found.append(SeedProblem(path: "\(path).content.urls[\(index)]", message: "must be an http or https link with a host and no spaces, got \"\(url)\""))
             }
         }
         return found

@@ -178,8 +178,8 @@ struct Arguments {
         switch proof["kind"] {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
-            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link")
+            guard url.isWebLink else {
+                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link with a host and no spaces")
             }
             return .photo(url: url)
         case .string("text")?: return .text(try inner.string("text", Limits.proofText))
@@ -211,8 +211,8 @@ struct Arguments {
                     throw ProtocolError(.badRequest, "Field `content.urls` may hold at most \(Limits.contentURLs.upperBound) links")
                 }
                 for item in items {
-                    guard case .string(let url) = item, url.hasPrefix("https://") || url.hasPrefix("http://"), url.codePointCount <= 2_000 else {
-                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links of at most 2,000 characters")
+                    guard case .string(let url) = item, url.isWebLink, url.codePointCount <= 2_000 else {
+                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links with a host and no spaces, of at most 2,000 characters")
                     }
                     urls.append(url)
                 }
