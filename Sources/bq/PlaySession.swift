@@ -242,19 +242,19 @@ final class PlaySession: @unchecked Sendable {
         }
         switch name {
         case "help", "?": say(helpLines(role: view.myRole))
-        case "home", "look": say(view.home())
-        case "board", "b": say(view.board())
-        case "rewards", "r": say(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
-        case "timeline", "t": say(view.timelineLines())
-        case "whoami": say([view.whoami(), view.pointsLine()])
-        case "points": say([view.pointsLine(), view.badgeLine()])
+        case "home", "look": showScreen(view.home())
+        case "board", "b": showScreen(view.board())
+        case "rewards", "r": showScreen(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
+        case "timeline", "t": showScreen(view.timelineLines())
+        case "whoami": showScreen([view.whoami(), view.pointsLine()])
+        case "points": showScreen([view.pointsLine(), view.badgeLine()])
         case "show":
             guard rest.count == 1, let id = rest.first else { return usage("show <challenge or reward id>") }
             guard let card = view.show(id) else {
                 refused("Nothing called \(id) on your board or in the rewards.")
                 return .failed
             }
-            say(card)
+            showScreen(card)
         case "complete", "c": return complete(rest)
         case "discover":
             return mutate("discover_secrets", [:]) { reply in
@@ -277,6 +277,14 @@ final class PlaySession: @unchecked Sendable {
             return .usage
         }
         return .ok
+    }
+
+    /// Shows a screen of the game. One shown while the connection is down is the game as it was
+    /// last seen: it says so, so that nobody takes an old balance for today's.
+    private func showScreen(_ lines: [String]) {
+        say(lines)
+        guard !client.isConnected else { return }
+        say([style.yellow("Offline: this is the game as last seen (version \(client.version)); it catches up once reconnected.")])
     }
 
     /// The commands that take no words after their name.

@@ -51,4 +51,18 @@ import Testing
         #expect(result.status == 2)
         #expect(result.err.contains("Is bq serve running at 127.0.0.1:1?"), "\(result.err)")
     }
+
+    @Test func aScreenShownOfflineSaysItIsTheLastOneSeen() throws {
+        let server = try ServerProcess()
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("points")
+        #expect(mia.output.waitFor("Points: 0 ✦"))
+        server.stop()
+        #expect(mia.output.waitFor("Connection lost; reconnecting…"))
+        mia.send("points")
+        #expect(mia.output.waitFor("Points: 0 ✦"))
+        #expect(mia.output.waitFor("Offline: this is the game as last seen (version "))
+        #expect(mia.finish() == 0)
+    }
 }
