@@ -152,6 +152,10 @@ import Testing
         #expect(state.challenges["dare-priya"]?.dare == .discovered)
         #expect(state.secretsFound == 1 && state.secretsHidden == 0 && state.secretsCompleted == 1)
         #expect(state.challengesCompleted == 1 && state.challengesTotal == 16)
+        // Found, then completed, on the timeline too: a discovery entry before the completion.
+        #expect(state.timeline.map(\.kind) == [.secretDiscovered, .challengeCompleted])
+        #expect(state.timeline.first?.ref == "dare-priya" && state.timeline.first?.subtitle == "worth 50 ✦")
+        #expect(state.timeline.first?.from == "Priya")
     }
 
     @Test func forcingADraftIsNotFound() {

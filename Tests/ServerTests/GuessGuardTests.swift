@@ -67,6 +67,23 @@ import Testing
                 "other characters are not closed")
     }
 
+    /// The right PIN starts the count of wrong ones afresh: the person who knows it, having
+    /// mistyped it a few times, is not locked out by their own earlier typos next time.
+    @Test func aSuccessfulTakeoverStartsTheCountOfWrongPinsAfresh() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path, clock: { 1_800_000_000_000 })
+        defer { try? server.stop() }
+        try server.connect().ok("claim", ["character": "sam", "device": "sams-phone"])
+        for attempt in 0..<GuessGuard.freeAttempts {
+            #expect(try server.connect().refusal("claim", ["character": "sam", "device": "tablet", "pin": .string("000\(attempt)")]) == "forbidden")
+        }
+        try server.connect().ok("claim", ["character": "sam", "device": "tablet", "pin": "7305"])
+        #expect(try server.connect().refusal("claim", ["character": "sam", "device": "laptop", "pin": "0009"]) == "forbidden",
+                "one typo after the count started afresh is free")
+        try server.connect().ok("claim", ["character": "sam", "device": "laptop", "pin": "7305"])
+    }
+
     /// A configured admin key may be short: guessing it is slowed the same way, for a minute
     /// at most, so the organizer's console is never kept out for long.
     @Test func guessingTheAdminKeyIsStoppedForAMinuteAtMost() throws {

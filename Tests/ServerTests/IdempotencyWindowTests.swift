@@ -55,6 +55,31 @@ import Testing
         #expect(try admin2.ok("adjust_points", old)["replayed"] == true)
     }
 
+    /// The window's exact edge on a running server: a key committed at version k replays up to
+    /// version k + window - 1 and is new at k + window, as after a restart (the loader keeps the
+    /// records after version - window, the same rule).
+    @Test func theWindowsEdgeInMemory() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let old: [String: JSONValue] = ["delta": 3, "reason": "early bird", "idem": "old"]
+        let committedAt = try #require(try admin.ok("adjust_points", old)["version"]?.intValue)
+        for index in 0..<(Self.window - 1) {
+            try admin.ok("adjust_points", ["delta": 1, "reason": .string("filler \(index)")])
+        }
+        let inside = try admin.ok("adjust_points", old)
+        #expect(inside["replayed"] == true, "at version \(committedAt + Self.window - 1) the key is inside the window")
+        #expect(inside["version"]?.intValue == committedAt)
+
+        try admin.ok("adjust_points", ["delta": 1, "reason": "the last filler"])
+        let outside = try admin.ok("adjust_points", old)
+        #expect(outside["replayed"] == nil, "at version \(committedAt + Self.window) the key has left the window")
+        #expect(outside["version"]?.intValue == committedAt + Self.window + 1)
+    }
+
     @Test func aRetryWhoseFirstReplyCannotBeReadBackIsUnavailableAndCommitsNothing() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
