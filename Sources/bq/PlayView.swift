@@ -183,15 +183,17 @@ struct PlayView {
     /// never wraps. Lists indent rows by 2, which the width allows for.
     private func listRow(mark: String, id: String, title: String, status: String, paint: (String) -> String,
                          facts: String) -> String {
-        let shownStatus = padded(status, 10)
+        // As wide as the longest status, "done (option B)", so that every row's facts line up.
+        let shownStatus = padded(status, 15)
         var titleWidth = 32
         var shownFacts = facts
         if let columns {
             // Indent; mark, id and status, each with the space after it; the space after the title.
-            let fixed = 2 + 2 + idWidth + 1 + shownStatus.count + 1 + 1
-            titleWidth = max(16, min(titleWidth, columns - fixed - facts.count))
+            let fixed = 2 + 2 + idWidth + 1 + shownStatus.terminalColumns + 1 + 1
+            let factsWidth = facts.terminalColumns
+            titleWidth = max(16, min(titleWidth, columns - fixed - factsWidth))
             let room = columns - fixed - titleWidth
-            if facts.count > room { shownFacts = room > 1 ? String(facts.prefix(room - 1)) + "…" : "" }
+            if factsWidth > room { shownFacts = room > 1 ? fitted(facts, room) : "" }
         }
         return "\(mark) \(style.cyan(padded(id, idWidth))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
     }

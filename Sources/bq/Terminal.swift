@@ -134,25 +134,65 @@ func splitCommandLine(_ line: String) -> [String] {
     return words
 }
 
-/// Pads `text` with spaces to `width` characters (never cuts).
+/// Pads `text` with spaces to `width` terminal columns (never cuts).
 func padded(_ text: String, _ width: Int) -> String {
-    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    let columns = text.terminalColumns
+    return columns >= width ? text : text + String(repeating: " ", count: width - columns)
 }
 
-/// Exactly `width` characters: padded, or cut with an ellipsis, so the columns after it stay put.
+/// Exactly `width` terminal columns: padded, or cut with an ellipsis, so the columns after it
+/// stay put.
 func fitted(_ text: String, _ width: Int) -> String {
-    text.count <= width ? padded(text, width) : String(text.prefix(width - 1)) + "…"
+    guard text.terminalColumns > width else { return padded(text, width) }
+    var cut = ""
+    var used = 0
+    for character in text {
+        let columns = character.terminalColumns
+        if used + columns > width - 1 { break }
+        cut.append(character)
+        used += columns
+    }
+    return padded(cut + "…", width)
+}
+
+extension Character {
+    /// The columns a terminal gives this character: 2 for an emoji shown as a picture and for
+    /// the wide East Asian scripts, 0 for a mark that combines with nothing, else 1. Titles are
+    /// typed on phones, so "🎂 Cake" and "誕生日" are to be expected on a board whose columns
+    /// must line up.
+    var terminalColumns: Int {
+        guard let first = unicodeScalars.first else { return 0 }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        let asPicture = unicodeScalars.contains { $0.properties.isEmojiPresentation }
+            || (first.properties.isEmoji && unicodeScalars.contains("\u{FE0F}"))
+        if asPicture { return 2 }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD:
+            return 2
+        default:
+            return 1
+        }
+    }
+}
+
+extension String {
+    /// The columns a terminal gives this text (see `Character.terminalColumns`).
+    var terminalColumns: Int { reduce(0) { $0 + $1.terminalColumns } }
 }
 
 /// `text` as lines starting with `indent`, broken between words to fit `columns` when the
 /// terminal's width is known (a pipe gets one line: scripts split on newlines, not on widths).
 func wrapped(_ text: String, indent: String, columns: Int?) -> [String] {
     guard let columns else { return [indent + text] }
-    let width = max(20, columns - indent.count)
+    let width = max(20, columns - indent.terminalColumns)
     var lines: [String] = []
     var current = ""
     for word in text.split(separator: " ", omittingEmptySubsequences: true) {
-        if !current.isEmpty, current.count + 1 + word.count > width {
+        if !current.isEmpty, current.terminalColumns + 1 + String(word).terminalColumns > width {
             lines.append(indent + current)
             current = ""
         }

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// The timeline says who did what: the organizer's forced completions are not the birthday
+/// person's.
+@Suite struct TimelineWordingTests {
+    @Test func aForcedCompletionIsCreditedToTheOrganizer() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let forced = try BQProcess.run(["admin", "force-complete", "c03"] + server.adminFlags)
+        #expect(forced.status == 0, "\(forced.err)")
+        let home = try makeTemporaryDirectory()
+        let done = try BQProcess.run(["play"] + server.address + ["--character", "mia", "complete", "c02"], home: home)
+        #expect(done.status == 0, "\(done.err)")
+        let timeline = try BQProcess.run(["play"] + server.address + ["timeline"], home: home)
+        #expect(timeline.out.contains("marked done by the organizer"), "\(timeline.out)")
+        #expect(timeline.out.components(separatedBy: "Mia completed").count == 2, "only c02 is Mia's: \(timeline.out)")
+    }
+}
+
+/// The board's columns line up whatever the titles are written in.
+@Suite struct BoardLayoutTests {
+    @Test func wideTitlesAndLongStatusesKeepTheColumnsInLine() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for title in ["🎂 Cake at dawn", "誕生日ケーキ"] {
+            let added = try BQProcess.run(["admin", "add-challenge", "--title", title, "--description", "Together",
+                                           "--points", "40", "--difficulty", "easy", "--category", "social"] + server.adminFlags)
+            #expect(added.status == 0, "\(added.err)")
+        }
+        let forced = try BQProcess.run(["admin", "force-complete", "c03"] + server.adminFlags)
+        #expect(forced.status == 0, "\(forced.err)")
+        let home = try makeTemporaryDirectory()
+        let done = try BQProcess.run(["play"] + server.address + ["--character", "mia", "complete", "c15", "--option", "b"], home: home)
+        #expect(done.status == 0, "\(done.err)")
+        // A pipe: no terminal width, so titles get their full 32 columns.
+        let board = try BQProcess.run(["play"] + server.address + ["board"], home: home, environment: ["COLUMNS": ""])
+        #expect(board.status == 0, "\(board.err)")
+        // "🎂" takes two columns and "誕生日ケーキ" twelve: both padded to the same 32.
+        #expect(board.out.contains("🎂 Cake at dawn" + String(repeating: " ", count: 32 - 15) + " open"), "\(board.out)")
+        #expect(board.out.contains("誕生日ケーキ" + String(repeating: " ", count: 32 - 12) + " open"), "\(board.out)")
+        // Every status is as wide as the longest, so the facts after it start in one column
+        // (rows whose titles are narrow, so that characters are columns).
+        let categories = ["c02": "social", "c03": "creative", "c15": "adventure"]
+        let starts = categories.compactMap { id, category -> Int? in
+            guard let row = board.out.split(separator: "\n").first(where: { $0.contains(" \(id) ") }),
+                  let found = row.range(of: category) else { return nil }
+            return row.distance(from: row.startIndex, to: found.lowerBound)
+        }
+        #expect(starts.count == 3 && Set(starts).count == 1, "\(board.out)")
+        #expect(board.out.contains("done (forced)") && board.out.contains("done (option B)"))
+    }
+}
