@@ -202,6 +202,8 @@ struct RewardFields: SavedItemFields {
     static let kind = "reward"
     @Option(help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
     @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
+    @Flag(name: .customLong("no-from-character"), help: "The giver does not play (an edit forgets the character).")
+    var noFromCharacter = false
     @Option var title: String?
     @Option var teaser: String?
     @Option(help: "text, image, audio or video.") var type: String?
@@ -209,11 +211,17 @@ struct RewardFields: SavedItemFields {
     @Option(help: "The gift's text.") var text: String?
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
 
+    func problem(base: JSONValue?) -> String? {
+        fromCharacter != nil && noFromCharacter ? "Give --from-character or --no-from-character, not both" : nil
+    }
+
     func arguments(base: JSONValue?) -> [String: JSONValue] {
         var args = merge(["from": from.map(JSONValue.string), "title": title.map(JSONValue.string),
                           "teaser": teaser.map(JSONValue.string), "type": type.map(JSONValue.string),
                           "cost": cost.map(JSONValue.int)], over: base)
-        if let character = fromCharacter.map(JSONValue.string) ?? base?["from_character"], !character.isNull {
+        if noFromCharacter {
+            args["from_character"] = .null
+        } else if let character = fromCharacter.map(JSONValue.string) ?? base?["from_character"], !character.isNull {
             args["from_character"] = character
         }
         if text != nil || !url.isEmpty {

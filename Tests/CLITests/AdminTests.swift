@@ -159,4 +159,25 @@ import Testing
         #expect(watch.output.waitFor("──── version 2 ────"))
         #expect(watch.output.waitFor("day 4 · version 2"))
     }
+
+    @Test func aRewardsGiverCanBeForgottenAndThenNoLongerReadsItEarly() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let theoHome = try makeTemporaryDirectory()
+        let before = try BQProcess.run(["play"] + server.address + ["--character", "theo", "show", "r05"], home: theoHome)
+        #expect(before.status == 0, "\(before.err)")
+        let gift = "This voucher entitles the bearer"
+        #expect(before.out.contains(gift), "the giver reads the gift before it is unlocked: \(before.out)")
+
+        let both = try BQProcess.run(["admin", "edit-reward", "r05", "--from-character", "dani", "--no-from-character"] + server.adminFlags)
+        #expect(both.status == 1)
+        #expect(both.err.contains("not both"), "\(both.err)")
+        let edited = try BQProcess.run(["admin", "edit-reward", "r05", "--from", "A friend", "--no-from-character"] + server.adminFlags)
+        #expect(edited.status == 0, "\(edited.err)")
+        let after = try BQProcess.run(["play"] + server.address + ["show", "r05"], home: theoHome)
+        #expect(after.status == 0, "\(after.err)")
+        #expect(!after.out.contains(gift), "no longer the giver: \(after.out)")
+        #expect(after.out.contains("A friend"), "\(after.out)")
+    }
 }
+
