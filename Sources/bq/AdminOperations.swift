@@ -63,7 +63,9 @@ struct AdminAdjustPoints: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "adjust-points",
                                                     abstract: "Add (or, negative, take away) points, with a reason.")
     @OptionGroup var connection: AdminConnectionOptions
-    @Option(help: "Why, for the audit trail.") var reason: String
+    // Free text and numbers take the next word whatever it starts with: "-5 for cheating" is
+    // a reason, and -5 is a value to refuse with the rule's own words, not a missing one.
+    @Option(parsing: .unconditional, help: "Why, for the audit trail.") var reason: String
     // Captured raw so a negative amount ("-50") is not mistaken for an option.
     @Argument(parsing: .allUnrecognized, help: "The change, e.g. 50 or -20.") var amount: [String] = []
 
@@ -83,10 +85,18 @@ struct AdminAdjustPoints: AdminOperation {
 struct AdminSetDay: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "set-day", abstract: "Set the current day of the weekend.")
     @OptionGroup var connection: AdminConnectionOptions
-    @Argument(help: "Day number, from 1.") var day: Int
+    // Captured raw, as adjust-points' amount: "-1" is a day to refuse, not an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Day number, from 1.", valueName: "day")) var words: [String] = []
+
+    var day: Int? { words.count == 1 ? Int(words[0]) : nil }
+
+    func validate() throws {
+        guard day != nil else { throw ValidationError("give the day as one whole number, e.g. 2") }
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
+        let day = day ?? 0
+        return done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
     }
 }
 
@@ -142,13 +152,13 @@ private func merge(_ given: [String: JSONValue?], over base: JSONValue?) -> [Str
 
 struct ChallengeFields: SavedItemFields {
     static let kind = "challenge"
-    @Option var title: String?
-    @Option var description: String?
-    @Option var points: Int?
+    @Option(parsing: .unconditional) var title: String?
+    @Option(parsing: .unconditional) var description: String?
+    @Option(parsing: .unconditional) var points: Int?
     @Option(help: "easy, medium or hard.") var difficulty: String?
     @Option(help: "physical, social, creative, sentimental or adventure.") var category: String?
-    @Option(name: .customLong("option-b-title"), help: "2-in-1: the second option's title.") var optionBTitle: String?
-    @Option(name: .customLong("option-b-description")) var optionBDescription: String?
+    @Option(name: .customLong("option-b-title"), parsing: .unconditional, help: "2-in-1: the second option's title.") var optionBTitle: String?
+    @Option(name: .customLong("option-b-description"), parsing: .unconditional) var optionBDescription: String?
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
 
     func problem(base: JSONValue?) -> String? {
@@ -200,15 +210,15 @@ struct AdminEditChallenge: AdminOperation {
 
 struct RewardFields: SavedItemFields {
     static let kind = "reward"
-    @Option(help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
+    @Option(parsing: .unconditional, help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
     @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
     @Flag(name: .customLong("no-from-character"), help: "The giver does not play (an edit forgets the character).")
     var noFromCharacter = false
-    @Option var title: String?
-    @Option var teaser: String?
+    @Option(parsing: .unconditional) var title: String?
+    @Option(parsing: .unconditional) var teaser: String?
     @Option(help: "text, image, audio or video.") var type: String?
-    @Option(help: "Cost in points (default by type).") var cost: Int?
-    @Option(help: "The gift's text.") var text: String?
+    @Option(parsing: .unconditional, help: "Cost in points (default by type).") var cost: Int?
+    @Option(parsing: .unconditional, help: "The gift's text.") var text: String?
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
 
     func problem(base: JSONValue?) -> String? {

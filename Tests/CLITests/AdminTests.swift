@@ -179,5 +179,21 @@ import Testing
         #expect(!after.out.contains(gift), "no longer the giver: \(after.out)")
         #expect(after.out.contains("A friend"), "\(after.out)")
     }
+
+    @Test func negativeNumbersAndDashedTextReachTheRules() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let day = try BQProcess.run(["admin", "set-day", "-1"] + server.adminFlags)
+        #expect(day.status == 1, "\(day.err)")
+        #expect(day.err.contains("day"), "the rule's words, not a missing argument: \(day.err)")
+        let points = try BQProcess.run(["admin", "edit-challenge", "c11", "--points", "-5"] + server.adminFlags)
+        #expect(points.status == 1, "\(points.err)")
+        #expect(points.err.contains("points"), "\(points.err)")
+        #expect(!points.err.contains("Missing value"), "\(points.err)")
+        let reason = try BQProcess.run(["admin", "adjust-points", "5", "--reason", "-5 for cheating, +10 for the apology"] + server.adminFlags)
+        #expect(reason.status == 0, "\(reason.err)")
+        let log = try BQProcess.run(["admin", "log"] + server.adminFlags)
+        #expect(log.out.contains("-5 for cheating"), "\(log.out)")
+    }
 }
 
