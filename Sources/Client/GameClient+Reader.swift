@@ -15,18 +15,29 @@ extension GameClient {
             first = try BlockingLineSocket(host: host, port: port,
                                            connectTimeoutMilliseconds: options.connectTimeoutMilliseconds)
         } catch {
+            markNeverStarted()
             throw .connectFailed(error.description)
         }
         do {
             try handshake(first)
         } catch {
             first.close()
+            markNeverStarted()
+            if case ClientError.serverFull(let message) = error { throw .serverFull(message) }
             throw .connectFailed("\(error)")
         }
         markReady(first)
         let thread = Thread { [self] in readerMain(first) }
         thread.name = "bq-client-reader"
         thread.start()
+    }
+
+    /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.
+    private func markNeverStarted() {
+        locked {
+            closing = true
+            readerDone = true
+        }
     }
 
     var isClosing: Bool { locked { closing } }
@@ -153,6 +164,12 @@ extension GameClient {
             throw ClientError.protocolViolation("the first line was not a hello")
         }
         try handlePush(hello)
+        // A full server says hello, then that it is full, then hangs up. One ping before anything
+        // else tells that apart from an answer to whatever request happens to be first.
+        let ping = try syncRequest(connection, ["op": "ping"])
+        if ping["ok"]?.boolValue != true, ping["id"]?.isNull == true {
+            throw ClientError.serverFull(ping["error"]?["message"]?.stringValue ?? "the server turned the connection away")
+        }
         let (credentials, resubscribe, since) = locked { (savedCredentials, subscribed, mirror == nil ? nil : mirrorVersion) }
         if let credentials {
             let request: [String: JSONValue]

@@ -47,6 +47,8 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     case closed
     /// The first connection could not be made.
     case connectFailed(String)
+    /// The server is up but turned the connection away: it holds as many as it allows.
+    case serverFull(String)
     /// The server sent something this client cannot read.
     case protocolViolation(String)
 
@@ -59,6 +61,7 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
                 + "and applied at most once; its answer will show when it comes. Do not repeat it."
         case .closed: "the connection is closed"
         case .connectFailed(let why): "cannot connect: \(why)"
+        case .serverFull(let message): message
         case .protocolViolation(let why): "protocol violation: \(why)"
         }
     }

@@ -66,9 +66,7 @@ final class ClientConnection {
         tcp.onClose = { [unowned self] _ in self.server.connectionClosed(self) }
         tcp.onEOF = { [unowned self] in self.peerFinishedSending() }
         tcp.setNoDelay(true)
-        let idle = server.config.limits.idleTimeoutSeconds
-        queue(Wire.hello(server: GameServer.serverName, game: hub.name, version: hub.durable.version,
-                         idleTimeoutSeconds: idle > 0 ? idle : nil))
+        queue(server.hello(hub))
         tcp.startReading()
     }
 

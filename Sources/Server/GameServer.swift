@@ -227,8 +227,7 @@ public final class GameServer {
             }
             // `hello` is the first line of every connection, this one included: a client reads
             // it before anything else, and then learns why it is being closed.
-            tcp.write(Wire.hello(server: Self.serverName, game: defaultHub.name, version: defaultHub.durable.version,
-                                 idleTimeoutSeconds: nil))
+            tcp.write(hello(defaultHub))
             tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(config.limits.maxConnections) connections); try again later")))
             return tcp.closeAfterFlush()
         }
@@ -236,6 +235,13 @@ public final class GameServer {
         let connection = ClientConnection(number: nextConnectionNumber, tcp: tcp, server: self, hub: defaultHub)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
+    }
+
+    /// The first line of every connection.
+    func hello(_ hub: GameHub) -> [UInt8] {
+        let idle = config.limits.idleTimeoutSeconds
+        return Wire.hello(server: Self.serverName, game: hub.name, version: hub.durable.version,
+                          idleTimeoutSeconds: idle > 0 ? idle : nil)
     }
 
     /// A connection the kernel gave up on before it was ours (out of descriptors, say). Logged

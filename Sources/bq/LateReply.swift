@@ -22,6 +22,7 @@ func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
 /// What `bq play` and `bq admin` say when they cannot reach a server: most often it is not
 /// running, or runs on another address.
 func cannotConnectMessage(_ command: String, _ error: any Error, host: String, port: Int) -> String {
+    // A server that is full is running: no hint that it might not be.
     guard let clientError = error as? ClientError, case .connectFailed = clientError else { return "bq \(command): \(error)" }
     return "bq \(command): \(error). Is bq serve running at \(host):\(port)?"
 }

@@ -69,7 +69,11 @@ struct Play: ParsableCommand {
         defer { client.close() }
         let session = PlaySession(client: client, terminal: terminal, mode: mode, json: json, game: game,
                                   file: file)
-        guard session.signIn(character: character, pin: pin) else { throw ExitCode(1) }
+        switch session.signIn(character: character, pin: pin) {
+        case .signedIn: break
+        case .refused: throw ExitCode(1)
+        case .noAnswer: throw ExitCode(2)
+        }
         guard session.start() else { throw ExitCode(1) }
         let outcome: PlaySession.Outcome
         switch mode {
@@ -78,7 +82,7 @@ struct Play: ParsableCommand {
         }
         switch outcome {
         case .failed: throw ExitCode(1)
-        case .usage: throw ExitCode(ExitCode.validationFailure.rawValue)
+        case .usage: throw ExitCode.validationFailure
         case .unconfirmed: throw ExitCode(Admin.exitUnconfirmed)
         case .ok, .quit: return
         }

@@ -80,8 +80,11 @@ final class PlaySession: @unchecked Sendable {
 
     // MARK: Signing in
 
+    /// How signing in ended: `refused` by the server (or by the person), or `noAnswer` from it.
+    enum SignIn { case signedIn, refused, noAnswer }
+
     /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
-    func signIn(character: String?, pin: String?) -> Bool {
+    func signIn(character: String?, pin: String?) -> SignIn {
         fileLock.lock()
         let saved = file.token
         let device = file.device
@@ -91,9 +94,15 @@ final class PlaySession: @unchecked Sendable {
                 let reply = try client.auth(token: saved)
                 // A greeting for a person; a script's output is its commands' results.
                 if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue?.terminalSafe ?? "player").")]) }
-                return true
+                return .signedIn
             } catch {
-                say([style.yellow("Your saved session no longer works (\(error)); choose again.")])
+                // Only a refused token is a lost session: a server that does not answer, or is
+                // full, may take it tomorrow.
+                guard error.refusal?.code == "unauthenticated" else {
+                    refused(error.description)
+                    return error.refusal == nil ? .noAnswer : .refused
+                }
+                say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
                 updateFile { $0.token = nil; $0.character = nil }
             }
         }
@@ -103,29 +112,30 @@ final class PlaySession: @unchecked Sendable {
             if choice == nil {
                 guard mode == .interactive else {
                     terminal.error("No saved session: pass --character ID (bq play --character mia ...).")
-                    return false
+                    return .refused
                 }
-                guard let picked = pickCharacter() else { return false }
+                guard let picked = pickCharacter() else { return .refused }
                 choice = picked
             }
-            guard let id = choice else { return false }
+            guard let id = choice else { return .refused }
             do {
                 let reply = try client.claim(character: id, device: device, pin: pinToTry, game: game)
                 let token = reply.result["token"]?.stringValue
                 updateFile { $0.token = token; $0.character = id }
                 say([style.green("You are now \(id.terminalSafe) (\(reply.result["role"]?.stringValue?.terminalSafe ?? "?")).")])
-                return true
+                return .signedIn
             } catch {
                 refused(error.description)
+                guard error.refusal != nil else { return .noAnswer }
                 guard mode == .interactive else {
                     if error.refusal?.code == "already_claimed" {
                         refused("To take \(id) over from the device that holds it, give its PIN with --pin; or the organizer can unclaim it.")
                     }
-                    return false
+                    return .refused
                 }
                 if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
                     terminal.prompt("PIN for \(id) (empty to choose another): ")
-                    guard let answer = terminal.readSecretLine() else { return false }
+                    guard let answer = terminal.readSecretLine() else { return .refused }
                     if !answer.isEmpty {
                         pinToTry = answer
                         continue

@@ -4,7 +4,7 @@ import UV
 
 /// A scripted stand-in for the server, for what a real server never does on purpose (a patch
 /// that does not chain). Runs its own libuv loop on its own thread; `respond` runs there, gets
-/// each request and returns the lines to send back.
+/// each request but `ping` and returns the lines to send back.
 final class FakeServer: @unchecked Sendable {
     /// Set by the loop thread before `ready` is signalled, then only read.
     private(set) var port = 0
@@ -28,6 +28,13 @@ final class FakeServer: @unchecked Sendable {
                         let line = Array(pending[..<newline])
                         pending.removeSubrange(...newline)
                         guard let request = try? JSONParser.parse(line) else { continue }
+                        // Pings (the client sends one after every hello) are answered as any
+                        // server would, so that scripts see only the requests they are about.
+                        if request["op"] == "ping" {
+                            let pong: JSONValue = ["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]
+                            connection.write(Array((pong.serialized() + "\n").utf8))
+                            continue
+                        }
                         for out in respond(request) { connection.write(Array((out.serialized() + "\n").utf8)) }
                     }
                 }
