@@ -8,16 +8,21 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the game server.")
 
     @OptionGroup var options: ServerOptions
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info, notice, warning (or warn), error, critical; any case.") var logLevel: String = "info"
 
-    func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
-        }
+    /// The level asked for; "warn" and capitals are accepted, as launch scripts write them.
+    private var level: Logger.Level? {
+        let name = logLevel.lowercased()
+        return name == "warn" ? .warning : Logger.Level(rawValue: name)
     }
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        guard let level else {
+            // A setting like any other: one line and exit 64, before anything is made.
+            let known = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            FileHandle.standardError.write(Data("bq serve: --log-level: must be one of \(known), got \(logLevel)\n".utf8))
+            throw ExitCode.validationFailure
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

@@ -40,4 +40,17 @@ import UV
         }
         throw TestFailure("the server never had room for one connection")
     }
+
 }
+
+/// Log levels as launch scripts write them.
+@Suite struct LogLevelTests {
+    @Test(arguments: ["WARN", "Warning", "notice"])
+    func aLevelInAnyCaseOrWarnStartsTheServer(level: String) throws {
+        let server = try ServerProcess(extraArguments: ["--log-level", level])
+        defer { server.stop() }
+        let ping = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(ping.status == 0, "\(ping.err)")
+    }
+}
+

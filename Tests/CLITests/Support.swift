@@ -186,12 +186,13 @@ final class ServerProcess: @unchecked Sendable {
     private let child: BQProcess
 
     /// Starts a server and waits for its "listening on HOST:PORT" line.
-    init(dataDirectory: URL? = nil, port: Int = 0, environment: [String: String] = [:]) throws {
+    /// `extraArguments` come after the defaults, so a repeated flag replaces its default.
+    init(dataDirectory: URL? = nil, port: Int = 0, environment: [String: String] = [:], extraArguments: [String] = []) throws {
         let directory = try dataDirectory ?? makeTemporaryDirectory()
         self.dataDirectory = directory
         child = try BQProcess(["serve", "--data", directory.path, "--port", String(port),
                                "--seed", packageRoot.appendingPathComponent("seed/birthdayquest.json").path,
-                               "--log-level", "warning"], environment: environment)
+                               "--log-level", "warning"] + extraArguments, environment: environment)
         guard child.output.waitFor("listening on ") , child.output.waitFor("\n") else {
             child.kill()
             throw TestFailure("the server did not start: \(child.errors.text)")
