@@ -62,10 +62,12 @@ public enum Secrets {
     /// Writes a file that only its owner may read, whole or not at all: the bytes go to a file
     /// created 0600 beside it, are synced, and take the name by a rename. (FileManager's atomic
     /// write creates its file with the umask's mode and narrows it after the rename: a process
-    /// killed in between leaves the key readable by everyone.)
-    public static func writePrivately(_ data: Data, to path: String) throws {
-        let temporary = path + ".new"
-        unlink(temporary)  // left by a start that was killed while writing
+    /// killed in between leaves the key readable by everyone.) `temporarySuffix` names the file
+    /// beside it: a writer that holds no lock on the directory gives one of its own, so that two
+    /// processes writing the same file never share it.
+    public static func writePrivately(_ data: Data, to path: String, temporarySuffix: String = ".new") throws {
+        let temporary = path + temporarySuffix
+        unlink(temporary)  // left by a writer that was killed while writing
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw ServerError.startup("Cannot create \(temporary): \(String(cString: strerror(errno)))")

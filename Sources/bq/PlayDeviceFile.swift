@@ -51,7 +51,9 @@ struct PlayDeviceFile {
         if let character { object["character"] = .string(character) }
         // The token signs in as this character: readable by this user only, and a crash while
         // saving must not leave half a file (the next start would refuse it).
-        try Secrets.writePrivately(Data(JSONValue.object(object).serialized().utf8), to: path)
+        // Two bq play on one file (a mistake, but a possible one) must not share a temporary.
+        try Secrets.writePrivately(Data(JSONValue.object(object).serialized().utf8), to: path,
+                                   temporarySuffix: ".new-\(getpid())")
     }
 }
 

@@ -20,7 +20,7 @@ import Testing
         #expect(theo.out.contains("You are now theo"))
     }
 
-    @Test func theSavedFileIsPrivateAndResumesTheSession() throws {
+    @Test func theSavedFileIsPrivateLeavesNothingBesideItAndResumesTheSession() throws {
         let server = try ServerProcess()
         defer { server.stop() }
         let file = try makeTemporaryDirectory().appendingPathComponent("nested/dir/theo.json")
@@ -28,7 +28,8 @@ import Testing
         #expect(first.status == 0, "\(first.err)")
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        #expect(!FileManager.default.fileExists(atPath: file.path + ".new"))
+        let directory = file.deletingLastPathComponent().path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["theo.json"], "no temporary left beside it")
         let again = try BQProcess.run(["play"] + server.address + ["--device-file", file.path, "whoami"])
         #expect(again.status == 0, "\(again.err)")
         #expect(again.out.contains("You are Theo"), "\(again.out)")
