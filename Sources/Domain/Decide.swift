@@ -163,8 +163,8 @@ private struct Decider {
 
     private func saveChallenge(_ id: String?, _ fields: ChallengeFields) throws(Rejection) -> [Change] {
         try requireOrganizer("add or edit challenges")
-        // What is being edited comes before how: a dare's fields are not a challenge's (it has no
-        // difficulty), and "missing field" would hide that dares are not edited here at all.
+        // What is edited comes before how: a refusal of one of the fields would hide that this
+        // challenge cannot be edited at all (unknown, a dare, or completed).
         if let id {
             let challenge = try challenge(id)
             guard !challenge.isSecret else { throw Rejection(.forbidden, "\"\(id)\" is a secret dare: only its author edits it") }
@@ -247,6 +247,11 @@ private struct Decider {
 
     private func saveReward(_ id: String?, _ fields: RewardFields) throws(Rejection) -> [Change] {
         try requireOrganizer("add or edit rewards")
+        // What is edited before how, as for challenges.
+        if let id {
+            let reward = try reward(id)
+            guard !reward.isUnlocked else { throw Rejection(.alreadyUnlocked, "\"\(reward.title)\" is unlocked and can no longer be edited") }
+        }
         if let problem = fields.problems(at: "reward", characters: Set(state.characters.keys)).first {
             throw Rejection(.badRequest, problem.description)
         }
@@ -257,8 +262,6 @@ private struct Decider {
             let newID = nextFreeID(prefix: "r", from: state.rewards.count + 1) { state.rewards[$0] != nil }
             return [.rewardSaved(reward: newID, fields: fields, created: true)]
         }
-        let reward = try reward(id)
-        guard !reward.isUnlocked else { throw Rejection(.alreadyUnlocked, "\"\(reward.title)\" is unlocked and can no longer be edited") }
         return [.rewardSaved(reward: id, fields: fields, created: false)]
     }
 

@@ -199,6 +199,14 @@ import Testing
         given().when(sam, .saveReward(id: "r42", Self.fields)).thenRejected(.notFound, "No reward \"r42\"")
     }
 
+    @Test func whatIsEditedIsCheckedBeforeTheFields() {
+        var fields = Self.fields
+        fields.cost = 1_001
+        given(.rewardUnlocked(reward: "r02", cost: 0, forced: true)).when(sam, .saveReward(id: "r02", fields))
+            .thenRejected(.alreadyUnlocked, "is unlocked and can no longer be edited")
+        given().when(sam, .saveReward(id: "r42", fields)).thenRejected(.notFound, "No reward \"r42\"")
+    }
+
     @Test func badFieldsAreABadRequestNamingTheField() {
         var fields = Self.fields
         fields.fromCharacter = "sammy"
