@@ -221,8 +221,10 @@ struct RewardFields: SavedItemFields {
     @Option(parsing: .unconditional, help: "The gift's text.") var text: String?
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
 
-    func problem(base: JSONValue?) -> String? {
-        fromCharacter != nil && noFromCharacter ? "Give --from-character or --no-from-character, not both" : nil
+    func validate() throws {
+        if fromCharacter != nil && noFromCharacter {
+            throw ValidationError("give --from-character or --no-from-character, not both")
+        }
     }
 
     func arguments(base: JSONValue?) -> [String: JSONValue] {

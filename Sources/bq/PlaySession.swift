@@ -370,8 +370,13 @@ final class PlaySession: @unchecked Sendable {
 
     private func dare(_ words: [String], view: PlayView) -> Outcome {
         if view.myRole == "birthday" {
-            say(["Secret dares are written by your friends, for you: type discover to reveal the delivered ones."])
-            return words.isEmpty ? .ok : .usage
+            let explanation = "Secret dares are written by your friends, for you: type discover to reveal the delivered ones."
+            guard words.isEmpty else {
+                refused(explanation)
+                return .usage
+            }
+            say([explanation])
+            return .ok
         }
         switch words.first?.lowercased() {
         case nil, "status":

@@ -40,9 +40,13 @@ import Testing
         #expect(dare.out.contains("draft"), "\(dare.out)")
 
         // The birthday person writes no dare: `dare` says what dares are for them instead.
-        let mia = try BQProcess.run(["play"] + server.address + ["--character", "mia", "dare"], home: try makeTemporaryDirectory())
+        let miaHome = try makeTemporaryDirectory()
+        let mia = try BQProcess.run(["play"] + server.address + ["--character", "mia", "dare"], home: miaHome)
         #expect(mia.status == 0, "\(mia.err)")
         #expect(mia.out.contains("Secret dares are written by your friends"), "\(mia.out)")
+        let save = try BQProcess.run(["play"] + server.address + ["dare", "save", "x", "y", "25"], home: miaHome)
+        #expect(save.status == 64)
+        #expect(save.err.contains("Secret dares are written by your friends"), "on stderr, as every usage error: \(save.err)")
     }
 
     @Test func noServerIsSaidPlainly() throws {
