@@ -114,8 +114,10 @@ extension String {
     /// shows as one letter would let one "character" carry thousands of combining marks.
     public var codePointCount: Int { unicodeScalars.count }
 
-    /// Whether this is a link a player's device can open: `http://` or `https://`, then a host,
-    /// with no spaces or control characters anywhere (`http://` alone passed once).
+    /// Whether this is a link a player's device can open: `http://` or `https://`, then a host
+    /// (after any user info, before any port), with no spaces, control or invisible formatting
+    /// characters anywhere (`http://` alone passed once, and a right-to-left override can make
+    /// a link read as another).
     public var isWebLink: Bool {
         let rest: Substring
         if hasPrefix("https://") {
@@ -125,7 +127,12 @@ extension String {
         } else {
             return false
         }
-        guard rest.first.map({ $0 != "/" && $0 != "?" && $0 != "#" }) == true else { return false }
-        return !unicodeScalars.contains { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) || $0.properties.isWhitespace }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        guard let first = hostAndPort.first, first != ":" else { return false }
+        return !unicodeScalars.contains { scalar in
+            let category = scalar.properties.generalCategory
+            return scalar.properties.isWhitespace || category == .control || category == .format
+        }
     }
 }

@@ -70,9 +70,13 @@ import Testing
             .thenRejected(.badRequest, "proof.url must be an http or https link")
         given().when(mia, .completeChallenge(challenge: "c02", proof: .photo(url: ""), option: nil))
             .thenRejected(.badRequest, "proof.url must be 1 to 2000 characters, got 0")
-        for notALink in ["http://", "https:///path", "https://?q", "https://host/a b", "https://host/\u{1B}[2J", "https://host\u{00A0}x"] {
+        for notALink in ["http://", "https:///path", "https://?q", "https://host/a b", "https://host/\u{1B}[2J", "https://host\u{00A0}x",
+                         "https://:80/", "https://@/", "https://user@:80", "https://exa\u{200B}mple.com", "https://example.com/\u{202E}gpj.exe"] {
             given().when(mia, .completeChallenge(challenge: "c02", proof: .photo(url: notALink), option: nil))
                 .thenRejected(.badRequest, "proof.url must be an http or https link with a host")
+        }
+        for link in ["https://user@example.com:8443/a%20b.jpg", "http://[::1]:8080/x", "https://bücher.example/ä.png"] {
+            #expect(link.isWebLink, "\(link)")
         }
         given().when(mia, .completeChallenge(challenge: "c02", proof: .photo(url: "https://photos.example.com/a.jpg?x=1#top"), option: nil))
             .then([.challengeCompleted(challenge: "c02", option: .a, proof: .photo(url: "https://photos.example.com/a.jpg?x=1#top"),
