@@ -243,7 +243,8 @@ final class PlaySession: @unchecked Sendable {
     // MARK: Commands
 
     func execute(_ words: [String]) -> Outcome {
-        guard let name = words.first?.lowercased(), let view = current else { return .failed }
+        guard let typed = words.first?.lowercased(), let view = current else { return .failed }
+        let name = Self.aliases[typed] ?? typed
         let rest = Array(words.dropFirst())
         // A word too many is a mistake to point out, not to drop: `unlock r09 r10` must not
         // quietly spend points on r09 alone.
@@ -251,11 +252,11 @@ final class PlaySession: @unchecked Sendable {
             return usage("\(name) takes no arguments (got \(rest.joined(separator: " ")))")
         }
         switch name {
-        case "help", "?": say(helpLines(role: view.myRole))
-        case "home", "look": showScreen(view.home())
-        case "board", "b": showScreen(view.board())
-        case "rewards", "r": showScreen(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
-        case "timeline", "t": showScreen(view.timelineLines())
+        case "help": say(helpLines(role: view.myRole))
+        case "home": showScreen(view.home())
+        case "board": showScreen(view.board())
+        case "rewards": showScreen(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
+        case "timeline": showScreen(view.timelineLines())
         case "whoami": showScreen([view.whoami(), view.pointsLine()])
         case "points": showScreen([view.pointsLine(), view.badgeLine()])
         case "show":
@@ -265,13 +266,13 @@ final class PlaySession: @unchecked Sendable {
                 return .failed
             }
             showScreen(card)
-        case "complete", "c": return complete(rest)
+        case "complete": return complete(rest)
         case "discover":
             return mutate("discover_secrets", [:]) { reply in
                 let found = reply.result["found"]?.intValue ?? 0
                 return [found == 0 ? "No hidden dares right now." : "You found \(found) dare\(found == 1 ? "" : "s")! Type board to see."]
             }
-        case "unlock", "u":
+        case "unlock":
             guard rest.count == 1, let id = rest.first else { return usage("unlock <reward id> (one at a time)") }
             return mutate("unlock_reward", ["reward": .string(id)]) { reply in
                 let after = self.current ?? view
@@ -280,7 +281,7 @@ final class PlaySession: @unchecked Sendable {
                 return lines
             }
         case "dare": return dare(rest, view: view)
-        case "quit", "exit", "q": return .quit
+        case "quit": return .quit
         default:
             if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
             refused("Unknown command \(name). Type help for the list.")
@@ -297,9 +298,13 @@ final class PlaySession: @unchecked Sendable {
         say([style.yellow("Offline: this is the game as last seen (version \(client.version)); it catches up once reconnected.")])
     }
 
+    /// Short and other names of the commands, each to its one name.
+    private static let aliases = ["?": "help", "look": "home", "b": "board", "r": "rewards", "t": "timeline",
+                                  "c": "complete", "u": "unlock", "exit": "quit", "q": "quit"]
+
     /// The commands that take no words after their name.
-    private static let wordlessCommands: Set = ["help", "?", "home", "look", "board", "b", "rewards", "r", "timeline",
-                                                "t", "whoami", "points", "discover", "quit", "exit", "q"]
+    private static let wordlessCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points",
+                                                "discover", "quit"]
 
     private func usage(_ text: String) -> Outcome {
         refused("Usage: \(text)")
