@@ -228,7 +228,8 @@ public final class GameServer {
             // `hello` is the first line of every connection, this one included: a client reads
             // it before anything else, and then learns why it is being closed.
             tcp.write(hello(defaultHub))
-            tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(config.limits.maxConnections) connections); try again later")))
+            let most = config.limits.maxConnections
+            tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(most) connection\(most == 1 ? "" : "s")); try again later")))
             return tcp.closeAfterFlush()
         }
         nextConnectionNumber += 1
