@@ -114,6 +114,16 @@ extension String {
     /// shows as one letter would let one "character" carry thousands of combining marks.
     public var codePointCount: Int { unicodeScalars.count }
 
+    /// Why this text does not fit `range` (counted in code points), or nil. Text that must be
+    /// there (a range from 1) must also hold something besides white space: a title of three
+    /// spaces shows as a blank row, and a gift of nothing costs real points.
+    func lengthProblem(_ range: ClosedRange<Int>) -> String? {
+        let count = codePointCount
+        guard range.contains(count) else { return "must be \(range.lowerBound) to \(range.upperBound) characters, got \(count)" }
+        if range.lowerBound > 0, unicodeScalars.allSatisfy(\.properties.isWhitespace) { return "must not be blank" }
+        return nil
+    }
+
     /// Whether this is a link a player's device can open: `http://` or `https://`, then a host
     /// (after any user info, before any port), with no spaces, control or invisible formatting
     /// characters anywhere (`http://` alone passed once, and a right-to-left override can make

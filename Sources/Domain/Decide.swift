@@ -86,10 +86,7 @@ private struct Decider {
     }
 
     private func requireLength(_ text: String, _ range: ClosedRange<Int>, _ field: String) throws(Rejection) {
-        let count = text.codePointCount
-        guard range.contains(count) else {
-            throw Rejection(.badRequest, "\(field) must be \(range.lowerBound) to \(range.upperBound) characters, got \(count)")
-        }
+        if let problem = text.lengthProblem(range) { throw Rejection(.badRequest, "\(field) \(problem)") }
     }
 
     // MARK: Seeding and claims

@@ -118,9 +118,7 @@ public func isValidID(_ id: String) -> Bool {
 }
 
 func lengthProblem(_ text: String, _ range: ClosedRange<Int>, at path: String) -> SeedProblem? {
-    let count = text.codePointCount
-    if range.contains(count) { return nil }
-    return SeedProblem(path: path, message: "must be \(range.lowerBound) to \(range.upperBound) characters, got \(count)")
+    text.lengthProblem(range).map { SeedProblem(path: path, message: $0) }
 }
 
 extension ChallengeFields {

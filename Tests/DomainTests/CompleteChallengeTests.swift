@@ -59,6 +59,11 @@ import Testing
             .thenRejected(.badRequest, "\"Challenge c02\" has no option b")
     }
 
+    @Test func aBlankTextProofIsNoProof() {
+        given().when(mia, .completeChallenge(challenge: "c02", proof: .text(" \t\n "), option: nil))
+            .thenRejected(.badRequest, "proof.text must not be blank")
+    }
+
     @Test(arguments: [0, 2_001])
     func aTextProofOutsideOneTo2000CharactersIsABadRequest(length: Int) {
         given().when(mia, .completeChallenge(challenge: "c02", proof: .text(chars(length)), option: nil))

@@ -199,6 +199,15 @@ import Testing
         given().when(sam, .saveReward(id: "r42", Self.fields)).thenRejected(.notFound, "No reward \"r42\"")
     }
 
+    @Test func blankTextIsABadRequest() {
+        var fields = Self.fields
+        fields.title = "  "
+        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.title: must not be blank")
+        fields = Self.fields
+        fields.from = "\u{00A0}"
+        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.from: must not be blank")
+    }
+
     @Test func whatIsEditedIsCheckedBeforeTheFields() {
         var fields = Self.fields
         fields.cost = 1_001

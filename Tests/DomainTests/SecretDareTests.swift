@@ -20,6 +20,12 @@ import Testing
         #expect(after.state.challengesTotal == 15 && after.state.secretsHidden == 0)
     }
 
+    @Test func aBlankTitleOrDescriptionIsRefused() {
+        given().when(priya, .saveSecret(title: "   ", description: "Sing", points: 25)).thenRejected(.badRequest, "title must not be blank")
+        given().when(priya, .saveSecret(title: "Sing", description: "\u{3000}", points: 25))
+            .thenRejected(.badRequest, "description must not be blank")
+    }
+
     @Test func theAuthorEditsTheDraftAnyNumberOfTimes() {
         let after = given(Self.priyasDare, .secretSaved(challenge: "dare-priya", author: "priya", title: "Dance", description: "x", points: 75))
             .when(priya, .saveSecret(title: "Swim", description: "Swim to the raft", points: 100))
