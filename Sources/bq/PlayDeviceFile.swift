@@ -44,7 +44,11 @@ struct PlayDeviceFile {
     func save() throws {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DeviceFileError("its directory \(directory) cannot be made (is part of that path a file?)")
+            }
         }
         var object: [String: JSONValue] = ["device": .string(device)]
         if let token { object["token"] = .string(token) }

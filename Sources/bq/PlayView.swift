@@ -259,7 +259,9 @@ struct PlayView {
             // A forced completion is the organizer's doing, not the birthday person's.
             let forced = entry["ref"]?.stringValue.flatMap { json["challenges"]?[$0]?["forced"]?.boolValue } == true
             text = forced ? "“\(title)” marked done by the organizer" : "\(who) completed “\(title)”"
-        case "reward_unlocked": text = "\(who) unlocked “\(title)”" + (from.map { " from \($0)" } ?? "")
+        // Said without who: the organizer may have unlocked it (force-unlock), and the view
+        // does not tell.
+        case "reward_unlocked": text = "Gift unlocked: “\(title)”" + (from.map { " from \($0)" } ?? "")
         case "secret_discovered": text = "\(who) discovered a dare" + (from.map { " by \($0)" } ?? "") + ": “\(title)”"
         case "final_badge": text = "🏅 The final badge is unlocked!"
         default: text = title

@@ -12,6 +12,9 @@ import Testing
         #expect(result.status == 2)
         #expect(result.err.contains("is not a bq device file"), "\(result.err)")
         #expect(try String(contentsOf: notes, encoding: .utf8) == "shopping: candles, cake\n")
+        let under = try BQProcess.run(["play"] + server.address + ["--device-file", notes.path + "/theo.json", "--character", "theo", "whoami"])
+        #expect(under.status == 2)
+        #expect(under.err.contains("cannot be made (is part of that path a file?)"), "\(under.err)")
 
         // Nothing was claimed with it: theo is still free for the device that asks first.
         let theo = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"],

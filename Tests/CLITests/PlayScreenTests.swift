@@ -15,6 +15,13 @@ import Testing
         let timeline = try BQProcess.run(["play"] + server.address + ["timeline"], home: home)
         #expect(timeline.out.contains("marked done by the organizer"), "\(timeline.out)")
         #expect(timeline.out.components(separatedBy: "Mia completed").count == 2, "only c02 is Mia's: \(timeline.out)")
+
+        // An unlock does not say who: the organizer may have forced it.
+        let unlocked = try BQProcess.run(["admin", "force-unlock", "r07", "--no-deduct"] + server.adminFlags)
+        #expect(unlocked.status == 0, "\(unlocked.err)")
+        let after = try BQProcess.run(["play"] + server.address + ["timeline"], home: home)
+        #expect(after.out.contains("Gift unlocked: “A Song on Four Strings” from Leo (little brother) free"), "\(after.out)")
+        #expect(!after.out.contains("Mia unlocked"), "\(after.out)")
     }
 }
 

@@ -130,7 +130,7 @@ import Testing
         #expect(result.out.contains("Completed “Menu Poet”. Points: 35 ✦"))
         #expect(result.out.contains("Completed “The Ridge Walk”"), "option B's own title")
         #expect(result.out.contains("Unlocked r02! Points: 20 ✦"))
-        #expect(result.out.contains("Mia unlocked “A Letter From Home” from Mom & Dad -50 ✦"))
+        #expect(result.out.contains("Gift unlocked: “A Letter From Home” from Mom & Dad -50 ✦"))
     }
 
     @Test func helpIsShownWhereverItIsAsked() throws {
