@@ -66,7 +66,14 @@ struct AdminConnectionOptions: ParsableArguments {
     /// why and exits non-zero.
     func withContext(_ body: (AdminContext) throws -> Void) throws {
         let terminal = Terminal(colorAllowed: !noColor)
-        let key = try adminKey()
+        let key: String
+        do {
+            key = try adminKey()
+        } catch {
+            // Thrown from here, ArgumentParser would print the top-level usage, not this command's.
+            terminal.error("bq admin: \(error)")
+            throw ExitCode.validationFailure
+        }
         let client: GameClient
         do {
             var options = ClientOptions()

@@ -109,15 +109,19 @@ protocol SavedItemFields: ParsableArguments {
     func arguments(base: JSONValue?) -> [String: JSONValue]
     /// What is wrong with the options given, said in their terms, before anything is sent.
     func problem(base: JSONValue?) -> String?
+    /// What the organizer should know about the item just added.
+    func notes(afterAdding id: String) -> [String]
 }
 
 extension SavedItemFields {
     func problem(base: JSONValue?) -> String? { nil }
+    func notes(afterAdding id: String) -> [String] { [] }
 
     func add(_ context: AdminContext) throws(ClientError) -> [String] {
         try check(base: nil)
         let reply = try context.client.request("save_\(Self.kind)", arguments(base: nil))
-        return done("Added \(Self.kind) \(reply.result[Self.kind]?.stringValue ?? "?").", reply)
+        let id = reply.result[Self.kind]?.stringValue ?? "?"
+        return done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
     }
 
     func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
@@ -220,6 +224,14 @@ struct RewardFields: SavedItemFields {
     @Option(parsing: .unconditional, help: "Cost in points (default by type).") var cost: Int?
     @Option(parsing: .unconditional, help: "The gift's text.") var text: String?
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []
+
+    /// A gift without content can be unlocked, and paid for, as it is: the organizer may mean
+    /// to fill it in later, and should know that it is empty until then.
+    func notes(afterAdding id: String) -> [String] {
+        guard text == nil, url.isEmpty else { return [] }
+        return ["Note: \(id) has no content yet, and can be unlocked (and paid for) as it is: "
+                + "add it with edit-reward \(id) --text \"...\" or --url LINK."]
+    }
 
     func validate() throws {
         if fromCharacter != nil && noFromCharacter {

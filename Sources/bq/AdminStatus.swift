@@ -100,7 +100,7 @@ enum AdminScreens {
         if !drafts.isEmpty {
             lines.append(style.bold("Dares"))
             for (id, dare) in drafts.sorted(by: { $0.key < $1.key }) {
-                lines.append("  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(dare["status"]?.stringValue ?? "?")  “\(dare["title"]?.stringValue ?? "")”")
+                lines.append("  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(padded(dare["status"]?.stringValue ?? "?", 9))  “\(dare["title"]?.stringValue ?? "")”")
             }
         }
         lines.append(style.bold("Newest events"))

@@ -164,7 +164,9 @@ final class PlaySession: @unchecked Sendable {
             terminal.line("  \(index + 1)) \(style.cyan(id)) \(name) (\(character["role"]?.stringValue ?? "?"))")
         }
         while true {
-            guard let answer = readInput("Your pick (number or id): ")?.trimmingCharacters(in: .whitespaces) else { return nil }
+            guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return nil }
+            if answer.isEmpty { continue }
+            if ["quit", "q", "exit"].contains(answer.lowercased()) { return nil }
             if let number = Int(answer), offered.indices.contains(number - 1) {
                 return offered[number - 1]["id"]?.stringValue
             }

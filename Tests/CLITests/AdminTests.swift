@@ -195,5 +195,25 @@ import Testing
         let log = try BQProcess.run(["admin", "log"] + server.adminFlags)
         #expect(log.out.contains("-5 for cheating"), "\(log.out)")
     }
+
+    @Test func aGiftAddedWithoutContentIsPointedOut() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let empty = try BQProcess.run(["admin", "add-reward", "--from", "Aunt Jo", "--title", "A Jumper", "--teaser", "Knitted",
+                                       "--type", "text"] + server.adminFlags)
+        #expect(empty.status == 0, "\(empty.err)")
+        #expect(empty.out.contains("Note: r10 has no content yet"), "\(empty.out)")
+        let full = try BQProcess.run(["admin", "add-reward", "--from", "Aunt Jo", "--title", "A Scarf", "--teaser", "Knitted",
+                                      "--type", "text", "--text", "It is green"] + server.adminFlags)
+        #expect(full.status == 0, "\(full.err)")
+        #expect(!full.out.contains("no content"), "\(full.out)")
+    }
+
+    @Test func noAdminKeyIsABadArgumentSaidInOneLine() throws {
+        let missing = try makeTemporaryDirectory().appendingPathComponent("no-such-data").path
+        let result = try BQProcess.run(["admin", "status", "--port", "1", "--data", missing], environment: ["BQ_ADMIN_KEY": ""])
+        #expect(result.status == 64)
+        #expect(result.err == "bq admin: cannot read \(missing)/admin.key\n", "\(result.err)")
+    }
 }
 
