@@ -37,7 +37,10 @@ struct AdminConsole: ParsableCommand {
         while true {
             terminal.prompt(terminal.style.bold("admin> "))
             guard let line = readLine(strippingNewline: true) else { return }
-            let words = splitCommandLine(line)
+            guard let words = splitCommandLine(line) else {
+                terminal.line("A quote is not closed: nothing was sent.")
+                continue
+            }
             guard let first = words.first else { continue }
             switch first {
             case "quit", "exit": return

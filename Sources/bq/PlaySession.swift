@@ -227,7 +227,11 @@ final class PlaySession: @unchecked Sendable {
     func readCommands() -> Outcome {
         var worst = Outcome.ok
         while let line = readInput(style.bold("> ")) {
-            let words = splitCommandLine(line)
+            guard let words = splitCommandLine(line) else {
+                refused("A quote is not closed: nothing was sent.")
+                if worst == .ok { worst = .failed }
+                continue
+            }
             if words.isEmpty { continue }
             setRunningCommand(true)
             let outcome = execute(words)

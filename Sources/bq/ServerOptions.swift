@@ -41,7 +41,8 @@ struct DataOptions: ParsableArguments {
 /// `serve`'s flags: the data options, and where to listen and what to seed.
 struct ServerOptions: ParsableArguments {
     @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
-    @Option(help: "TCP port (default 4747; 0 picks a free one).") var port: Int?
+    // Takes the next word whatever it is: "-1" is a port to refuse with the range, not an option.
+    @Option(parsing: .unconditional, help: "TCP port (default 4747; 0 picks a free one).") var port: Int?
     @OptionGroup var location: DataOptions
     @Option(help: "Seed file for games without events (default seed/birthdayquest.json).") var seed: String?
 

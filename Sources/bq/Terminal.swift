@@ -96,8 +96,9 @@ struct Style: Sendable {
 }
 
 /// Splits a typed command into words: spaces separate, "double" or 'single' quotes group,
-/// a backslash escapes the next character.
-func splitCommandLine(_ line: String) -> [String] {
+/// a backslash escapes the next character. nil when a quote is left open: the words after it
+/// would otherwise be sent as one, which is seldom what was meant.
+func splitCommandLine(_ line: String) -> [String]? {
     var words: [String] = []
     var current = ""
     var inWord = false
@@ -130,6 +131,7 @@ func splitCommandLine(_ line: String) -> [String] {
             inWord = true
         }
     }
+    if quote != nil { return nil }
     if inWord { words.append(current) }
     return words
 }

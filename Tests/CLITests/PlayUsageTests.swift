@@ -27,6 +27,18 @@ import Testing
         #expect(status.out.contains("Points 0 ✦"), "\(status.out)")
     }
 
+    @Test func anUnclosedQuoteSendsNothing() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"], home: try makeTemporaryDirectory(),
+                                       stdin: "complete c09 text \"we wrote thirty\ncomplete c02\n")
+        #expect(result.status == 1, "a script with a failed line fails")
+        #expect(result.err.contains("A quote is not closed: nothing was sent."), "\(result.err)")
+        #expect(result.out.contains("Completed “Wisdom From Strangers”"), "the next line still runs: \(result.out)")
+        let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(status.out.contains("Challenges 1/15 done"), "\(status.out)")
+    }
+
     @Test func aDareLeftOverWordDoesNotDeliverIt() throws {
         let server = try ServerProcess()
         defer { server.stop() }

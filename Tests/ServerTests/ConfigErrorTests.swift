@@ -13,6 +13,7 @@ import Testing
         let data = dir.path + "/data"
         let cases: [(arguments: [String], environment: [String: String], says: String)] = [
             (["--port", "70000"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
+            (["--port", "-1"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
             (["--config", "range.json"], [:], "bq serve: range.json: port must be an integer from 0 to 65535"),
             (["--config", "typo.json"], [:], #"bq serve: typo.json: unknown setting "prot""#),
             (["--config", "broken.json"], [:], "bq serve: broken.json: not valid JSON"),
