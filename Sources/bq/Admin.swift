@@ -13,7 +13,7 @@ struct Admin: ParsableCommand {
             refused (1), or 75 when no reply came in time and the change may or may not have been
             applied; `console` runs them interactively and asks before destructive ones.
             """,
-        subcommands: [AdminStatus.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
+        subcommands: [AdminStatus.self, AdminShow.self, AdminTimeline.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
                       AdminForceComplete.self, AdminForceUnlock.self, AdminFinalBadge.self, AdminUnclaim.self,
                       AdminAdjustPoints.self, AdminSetDay.self, AdminAddChallenge.self, AdminEditChallenge.self,
                       AdminAddReward.self, AdminEditReward.self])

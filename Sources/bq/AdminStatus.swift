@@ -14,6 +14,30 @@ struct AdminStatus: AdminOperation {
     }
 }
 
+struct AdminShow: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "show",
+                                                    abstract: "A challenge, dare or reward in full: its text, proof and gift, as the admin sees it.")
+    @OptionGroup var connection: AdminConnectionOptions
+    @Argument(help: "Challenge, dare or reward id, e.g. c07, dare-priya, r03.") var id: String
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        let view = PlayView(json: try context.client.fetchState().view, style: context.style)
+        guard let card = view.show(id) else {
+            throw .refused(ServerRefusal(op: "state", code: "not_found", message: "No challenge, dare or reward \(id)"))
+        }
+        return card
+    }
+}
+
+struct AdminTimeline: AdminOperation {
+    static let configuration = CommandConfiguration(commandName: "timeline", abstract: "The game's timeline, as the players see it.")
+    @OptionGroup var connection: AdminConnectionOptions
+
+    func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        PlayView(json: try context.client.fetchState().view, style: context.style).timelineLines()
+    }
+}
+
 struct AdminLog: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "The event log: who did what, when.")
     @OptionGroup var connection: AdminConnectionOptions

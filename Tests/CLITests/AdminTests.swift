@@ -215,5 +215,25 @@ import Testing
         #expect(result.status == 64)
         #expect(result.err == "bq admin: cannot read \(missing)/admin.key\n", "\(result.err)")
     }
+
+    @Test func theOrganizerReadsAGiftAndADraftInFullAndTheTimeline() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let gift = try BQProcess.run(["admin", "show", "r05"] + server.adminFlags)
+        #expect(gift.status == 0, "\(gift.err)")
+        #expect(gift.out.contains("This voucher entitles the bearer"), "the content, locked or not: \(gift.out)")
+        let dare = try BQProcess.run(["play"] + server.address + ["--character", "priya", "dare", "save", "Cartwheel", "On the lawn at noon", "25"],
+                                     home: try makeTemporaryDirectory())
+        #expect(dare.status == 0, "\(dare.err)")
+        let draft = try BQProcess.run(["admin", "show", "dare-priya"] + server.adminFlags)
+        #expect(draft.out.contains("On the lawn at noon"), "\(draft.out)")
+        let missing = try BQProcess.run(["admin", "show", "r99"] + server.adminFlags)
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("No challenge, dare or reward r99"), "\(missing.err)")
+        let forced = try BQProcess.run(["admin", "force-complete", "c02"] + server.adminFlags)
+        #expect(forced.status == 0, "\(forced.err)")
+        let timeline = try BQProcess.run(["admin", "timeline"] + server.adminFlags)
+        #expect(timeline.out.contains("“Wisdom From Strangers” marked done by the organizer"), "\(timeline.out)")
+    }
 }
 
