@@ -80,8 +80,10 @@ public final class GameServer {
             }
             _ = try GameLoader.readSeed(path: config.seedPath)
         }
-        try Self.prepareDataFiles(config, logger: logger)
+        try Self.makeDataDirectory(config)
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)
+        try Self.checkCanListen(host: config.host, port: config.port)
+        try Self.makeLogFile(config, logger: logger)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
         adminKeyIsGuessable = key.key.codePointCount < Self.guessableAdminKeyLength
@@ -161,10 +163,28 @@ public final class GameServer {
     /// creates are its owner's alone, like the admin key. SQLite gives the WAL and its index the
     /// log's own mode. Existing files keep the mode someone chose for them, with a warning when
     /// others may read them.
-    private static func prepareDataFiles(_ config: ServerConfig, logger: Logger) throws {
-        let files = FileManager.default
-        try files.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
-                                  attributes: [.posixPermissions: 0o700])
+    private static func makeDataDirectory(_ config: ServerConfig) throws {
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    /// Fails here, before the log, the admin key and the seeded game are made, when the address
+    /// cannot be listened on (another process holds the port): a start that failed only at its
+    /// end left a new data directory behind, seeded, with a fresh key. The real listener binds
+    /// at the end, once there is a server to hand connections to; a process that takes the
+    /// port in between still makes the start fail there.
+    private static func checkCanListen(host: String, port: Int) throws {
+        guard port != 0 else { return }  // any free port will do
+        let loop = try EventLoop()
+        // Runs on failure too: a listener that failed to bind is closed through the loop.
+        defer {
+            loop.run()
+            try? loop.close()
+        }
+        try TCPServer(loop: loop, host: host, port: port) { $0.close() }.close()
+    }
+
+    private static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
         // Created with its final mode in one step (an empty file is a new database to SQLite):
         // no moment when another user could open it.
         let descriptor = open(config.databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -41,4 +41,21 @@ import Testing
         #expect(verify.ending == .exited(64))
         #expect(verify.stderr.hasPrefix(#"bq verify: typo.json: unknown setting "prot""#), "\(verify.stderr)")
     }
+
+    /// A port another process holds stops the start before the log, the key or the seeded game
+    /// are made: nothing is left to mistake for a server's data.
+    @Test func aPortInUseStopsTheStartBeforeAnythingIsMade() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let holder = try ServerHarness(dataDirectory: dir.path + "/holder")
+        defer { try? holder.stop() }
+        let data = dir.path + "/data"
+        let result = try BQRun.run(["serve", "--data", data, "--port", String(holder.port),
+                                    "--seed", Repo.seedPath], workingDirectory: dir.path)
+        #expect(result.ending == .exited(1), "\(result.stderr)")
+        #expect(result.stderr.contains("address already in use"), "\(result.stderr)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: data)) ?? []
+        #expect(!left.contains("birthdayquest.sqlite") && !left.contains("admin.key"), "\(left)")
+    }
 }
+
