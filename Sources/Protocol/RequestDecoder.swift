@@ -110,9 +110,11 @@ public enum RequestDecoder {
 /// Typed access to a request's fields; every error names the field and what it must be.
 struct Arguments {
     let fields: [String: JSONValue]
+    /// Where these fields sit in the request, for messages: `proof.` for the proof's own.
+    var prefix = ""
 
     func string(_ key: String, _ length: ClosedRange<Int> = 1...128) throws(ProtocolError) -> String {
-        guard let value = try optionalString(key, length) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        guard let value = try optionalString(key, length) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
         return value
     }
 
@@ -122,15 +124,15 @@ struct Arguments {
         case .string(let text)?:
             let count = text.codePointCount
             guard length.contains(count) else {
-                throw ProtocolError(.badRequest, "Field `\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
+                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
             }
             return text
-        default: throw ProtocolError(.badRequest, "Field `\(key)` must be a string")
+        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be a string")
         }
     }
 
     func int(_ key: String, _ range: ClosedRange<Int>, allowed: [Int]? = nil) throws(ProtocolError) -> Int {
-        guard let value = try optionalInt(key, range, allowed: allowed) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        guard let value = try optionalInt(key, range, allowed: allowed) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
         return value
     }
 
@@ -139,33 +141,33 @@ struct Arguments {
         case nil, .null?: return nil
         case .int(let number)?:
             if let allowed, !allowed.contains(number) {
-                throw ProtocolError(.badRequest, "Field `\(key)` must be one of \(allowed.map(String.init).joined(separator: ", ")), got \(number)")
+                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be one of \(allowed.map(String.init).joined(separator: ", ")), got \(number)")
             }
             guard range.contains(number) else {
-                throw ProtocolError(.badRequest, "Field `\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
             }
             return number
-        default: throw ProtocolError(.badRequest, "Field `\(key)` must be an integer")
+        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be an integer")
         }
     }
 
     func bool(_ key: String) throws(ProtocolError) -> Bool {
         switch fields[key] {
         case .bool(let flag)?: return flag
-        case nil, .null?: throw ProtocolError(.badRequest, "Missing field `\(key)` (true or false)")
-        default: throw ProtocolError(.badRequest, "Field `\(key)` must be true or false")
+        case nil, .null?: throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)` (true or false)")
+        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be true or false")
         }
     }
 
     func enumValue<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E {
-        guard let value = try optionalEnum(key, type) else { throw ProtocolError(.badRequest, "Missing field `\(key)`") }
+        guard let value = try optionalEnum(key, type) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
         return value
     }
 
     func optionalEnum<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E? {
         guard let raw = try optionalString(key, 1...32) else { return nil }
         guard let value = E(rawValue: raw) else {
-            throw ProtocolError(.badRequest, "Field `\(key)` must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
         }
         return value
     }
@@ -174,7 +176,7 @@ struct Arguments {
         guard case .object(let proof)? = fields["proof"] else {
             throw ProtocolError(.badRequest, "Field `proof` must be an object: {\"kind\": \"photo\", \"url\"}, {\"kind\": \"text\", \"text\"} or {\"kind\": \"done\"}")
         }
-        let inner = Arguments(fields: proof)
+        let inner = Arguments(fields: proof, prefix: "proof.")
         switch proof["kind"] {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
@@ -192,7 +194,7 @@ struct Arguments {
         switch fields["option_b"] {
         case nil, .null?: return nil
         case .object(let option)?:
-            let inner = Arguments(fields: option)
+            let inner = Arguments(fields: option, prefix: "option_b.")
             return OptionText(title: try inner.string("title", Limits.title), description: try inner.string("description", Limits.description))
         default: throw ProtocolError(.badRequest, "Field `option_b` must be null or an object {\"title\", \"description\"}")
         }
@@ -202,7 +204,7 @@ struct Arguments {
         switch fields["content"] {
         case nil, .null?: return nil
         case .object(let content)?:
-            let text = try Arguments(fields: content).optionalString("text", Limits.contentText)
+            let text = try Arguments(fields: content, prefix: "content.").optionalString("text", Limits.contentText)
             var urls: [String] = []
             switch content["urls"] {
             case nil, .null?: break
