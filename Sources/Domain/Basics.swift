@@ -114,14 +114,20 @@ extension String {
     /// shows as one letter would let one "character" carry thousands of combining marks.
     public var codePointCount: Int { unicodeScalars.count }
 
-    /// Why this text does not fit `range` (counted in code points), or nil. Text that must be
-    /// there (a range from 1) must also hold something besides white space: a title of three
-    /// spaces shows as a blank row, and a gift of nothing costs real points.
-    func lengthProblem(_ range: ClosedRange<Int>) -> String? {
+    /// Why this text does not fit `range` (counted in code points), or nil. Text for people
+    /// that must be there (a range from 1) must also show something: a title of three spaces
+    /// or of a zero-width space is a blank row on every board. (Identifiers, such as a device,
+    /// are not text for people: `allowingBlank`.)
+    public func lengthProblem(_ range: ClosedRange<Int>, allowingBlank: Bool = false) -> String? {
         let count = codePointCount
         guard range.contains(count) else { return "must be \(range.lowerBound) to \(range.upperBound) characters, got \(count)" }
-        if range.lowerBound > 0, unicodeScalars.allSatisfy(\.properties.isWhitespace) { return "must not be blank" }
+        if !allowingBlank, range.lowerBound > 0, isBlank { return "must not be blank" }
         return nil
+    }
+
+    /// Nothing but white space and invisible formatting characters.
+    public var isBlank: Bool {
+        unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.generalCategory == .format }
     }
 
     /// Whether this is a link a player's device can open: `http://` or `https://`, then a host

@@ -85,8 +85,8 @@ private struct Decider {
         return reward
     }
 
-    private func requireLength(_ text: String, _ range: ClosedRange<Int>, _ field: String) throws(Rejection) {
-        if let problem = text.lengthProblem(range) { throw Rejection(.badRequest, "\(field) \(problem)") }
+    private func requireLength(_ text: String, _ range: ClosedRange<Int>, _ field: String, allowingBlank: Bool = false) throws(Rejection) {
+        if let problem = text.lengthProblem(range, allowingBlank: allowingBlank) { throw Rejection(.badRequest, "\(field) \(problem)") }
     }
 
     // MARK: Seeding and claims
@@ -107,7 +107,7 @@ private struct Decider {
 
     private func claim(_ id: String, device: String, pin: String?, tokenHash: String) throws(Rejection) -> [Change] {
         guard let character = state.characters[id] else { throw Rejection(.notFound, "No character \"\(id)\"") }
-        try requireLength(device, Limits.device, "device")
+        try requireLength(device, Limits.device, "device", allowingBlank: true)
         guard let holder = character.device, holder != device else {
             return [.characterClaimed(character: id, device: device, tokenHash: tokenHash, takeover: false)]
         }
@@ -143,7 +143,7 @@ private struct Decider {
         case .photo(let url):
             try requireLength(url, Limits.proofURL, "proof.url")
             guard url.isWebLink else {
-                throw Rejection(.badRequest, "proof.url must be an http or https link with a host and no spaces")
+                throw Rejection(.badRequest, "proof.url must be an http or https link with a host, and no spaces or invisible characters")
             }
         case .done: break
         }

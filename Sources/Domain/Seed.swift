@@ -157,7 +157,7 @@ extension RewardFields {
                 found.append(SeedProblem(path: "\(path).content.urls", message: "must hold at most \(Limits.contentURLs.upperBound) links, got \(content.urls.count)"))
             }
             for (index, url) in content.urls.enumerated() where !url.isWebLink {
-                found.append(SeedProblem(path: "\(path).content.urls[\(index)]", message: "must be an http or https link with a host and no spaces, got \"\(url)\""))
+                found.append(SeedProblem(path: "\(path).content.urls[\(index)]", message: "must be an http or https link with a host, and no spaces or invisible characters, got \"\(url)\""))
             }
         }
         return found

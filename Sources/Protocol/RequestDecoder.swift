@@ -77,7 +77,7 @@ public enum RequestDecoder {
         case "discover_secrets": return .discoverSecrets
         case "unlock_reward": return .unlockReward(reward: try args.string("reward"))
         case "save_secret":
-            return .saveSecret(title: try args.string("title", Limits.title), description: try args.string("description", Limits.description),
+            return .saveSecret(title: try args.text("title", Limits.title), description: try args.text("description", Limits.description),
                                points: try args.int("points", 25...100, allowed: Limits.secretPoints))
         case "deliver_secret": return .deliverSecret
         case "force_complete": return .forceComplete(challenge: try args.string("challenge"))
@@ -87,18 +87,18 @@ public enum RequestDecoder {
         case "adjust_points":
             let delta = try args.int("delta", -Limits.maxAdjustment...Limits.maxAdjustment)
             if delta == 0 { throw ProtocolError(.badRequest, "Field `delta` must not be 0") }
-            return .adjustPoints(delta: delta, reason: try args.string("reason", Limits.reason))
+            return .adjustPoints(delta: delta, reason: try args.text("reason", Limits.reason))
         case "set_day": return .setDay(try args.int("day", Limits.day))
         case "save_challenge":
             let fields = ChallengeFields(
-                title: try args.string("title", Limits.title), description: try args.string("description", Limits.description),
+                title: try args.text("title", Limits.title), description: try args.text("description", Limits.description),
                 optionB: try args.optionB(), points: try args.int("points", Limits.challengePoints),
                 difficulty: try args.enumValue("difficulty", Difficulty.self), category: try args.enumValue("category", Category.self))
             return .saveChallenge(id: try args.optionalString("challenge"), fields)
         case "save_reward":
             let fields = RewardFields(
-                from: try args.string("from", Limits.name), fromCharacter: try args.optionalString("from_character"),
-                title: try args.string("title", Limits.title), teaser: try args.string("teaser", Limits.teaser),
+                from: try args.text("from", Limits.name), fromCharacter: try args.optionalString("from_character"),
+                title: try args.text("title", Limits.title), teaser: try args.text("teaser", Limits.teaser),
                 type: try args.enumValue("type", RewardType.self), cost: try args.optionalInt("cost", Limits.rewardCost),
                 content: try args.content())
             return .saveReward(id: try args.optionalString("reward"), fields)
@@ -112,6 +112,13 @@ struct Arguments {
     let fields: [String: JSONValue]
     /// Where these fields sit in the request, for messages: `proof.` for the proof's own.
     var prefix = ""
+
+    /// Text for people (a title, a reason, a proof): a string in `length` that shows something.
+    func text(_ key: String, _ length: ClosedRange<Int>) throws(ProtocolError) -> String {
+        let value = try string(key, length)
+        if value.isBlank { throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must not be blank") }
+        return value
+    }
 
     func string(_ key: String, _ length: ClosedRange<Int> = 1...128) throws(ProtocolError) -> String {
         guard let value = try optionalString(key, length) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
@@ -181,10 +188,10 @@ struct Arguments {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
             guard url.isWebLink else {
-                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link with a host and no spaces")
+                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link with a host, and no spaces or invisible characters")
             }
             return .photo(url: url)
-        case .string("text")?: return .text(try inner.string("text", Limits.proofText))
+        case .string("text")?: return .text(try inner.text("text", Limits.proofText))
         case .string("done")?: return .done
         default: throw ProtocolError(.badRequest, "Field `proof.kind` must be \"photo\", \"text\" or \"done\"")
         }
@@ -195,7 +202,7 @@ struct Arguments {
         case nil, .null?: return nil
         case .object(let option)?:
             let inner = Arguments(fields: option, prefix: "option_b.")
-            return OptionText(title: try inner.string("title", Limits.title), description: try inner.string("description", Limits.description))
+            return OptionText(title: try inner.text("title", Limits.title), description: try inner.text("description", Limits.description))
         default: throw ProtocolError(.badRequest, "Field `option_b` must be null or an object {\"title\", \"description\"}")
         }
     }
@@ -214,7 +221,7 @@ struct Arguments {
                 }
                 for item in items {
                     guard case .string(let url) = item, url.isWebLink, url.codePointCount <= 2_000 else {
-                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links with a host and no spaces, of at most 2,000 characters")
+                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links with a host, and no spaces or invisible characters, of at most 2,000 characters")
                     }
                     urls.append(url)
                 }

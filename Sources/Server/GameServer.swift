@@ -159,10 +159,8 @@ public final class GameServer {
         return " (the disk holding \(directory) is full: free some space and start again)"
     }
 
-    /// The log holds PINs, gift contents and dares, so a data directory and log this server
-    /// creates are its owner's alone, like the admin key. SQLite gives the WAL and its index the
-    /// log's own mode. Existing files keep the mode someone chose for them, with a warning when
-    /// others may read them.
+    /// The log holds PINs, gift contents and dares, so a data directory this server creates is
+    /// its owner's alone, like the admin key and the log (`makeLogFile`).
     private static func makeDataDirectory(_ config: ServerConfig) throws {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -184,6 +182,9 @@ public final class GameServer {
         try TCPServer(loop: loop, host: host, port: port) { $0.close() }.close()
     }
 
+    /// The log file, created its owner's alone; SQLite gives the WAL and its index the log's own
+    /// mode. Existing files keep the mode someone chose for them, with a warning when others may
+    /// read them.
     private static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
         // Created with its final mode in one step (an empty file is a new database to SQLite):
         // no moment when another user could open it.

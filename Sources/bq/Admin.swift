@@ -88,7 +88,7 @@ struct AdminConnectionOptions: ParsableArguments {
             try client.signInAdmin(key: key, game: game)
         } catch {
             client.close()
-            terminal.error("bq admin: \(error)")
+            terminal.error("bq admin: \(String(describing: error).terminalSafe)")
             throw ExitCode(1)
         }
         defer { client.close() }

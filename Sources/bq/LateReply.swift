@@ -22,9 +22,11 @@ func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
 /// What `bq play` and `bq admin` say when they cannot reach a server: most often it is not
 /// running, or runs on another address.
 func cannotConnectMessage(_ command: String, _ error: any Error, host: String, port: Int) -> String {
-    // A server that is full is running: no hint that it might not be.
-    guard let clientError = error as? ClientError, case .connectFailed = clientError else { return "bq \(command): \(error)" }
-    return "bq \(command): \(error). Is bq serve running at \(host):\(port)?"
+    // The server's words (a full server's) are shown like any text from it. A server that is
+    // full is running: no hint that it might not be.
+    let said = "bq \(command): " + String(describing: error).terminalSafe
+    guard let clientError = error as? ClientError, case .connectFailed = clientError else { return said }
+    return said + ". Is bq serve running at \(host):\(port)?"
 }
 
 /// Whether the answer to a yes/no question is yes (`y` or `yes`, any case); no by default.

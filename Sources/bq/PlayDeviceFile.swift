@@ -58,6 +58,19 @@ struct PlayDeviceFile {
         // Two bq play on one file (a mistake, but a possible one) must not share a temporary.
         try Secrets.writePrivately(Data(JSONValue.object(object).serialized().utf8), to: path,
                                    temporarySuffix: ".new-\(getpid())")
+        removeTemporariesOfEndedProcesses()
+    }
+
+    /// A `bq play` killed while saving leaves its temporary, a token in it: the next save takes
+    /// away those whose process is gone (one still running may be saving right now).
+    private func removeTemporariesOfEndedProcesses() {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".new-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink((directory as NSString).appendingPathComponent(name))
+        }
     }
 }
 

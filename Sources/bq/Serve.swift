@@ -20,7 +20,7 @@ struct Serve: ParsableCommand {
         guard let level else {
             // A setting like any other: one line and exit 64, before anything is made.
             let known = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-            FileHandle.standardError.write(Data("bq serve: --log-level: must be one of \(known), got \(logLevel)\n".utf8))
+            FileHandle.standardError.write(Data("bq serve: --log-level: must be one of \(known) (any case; warn for warning), got \(logLevel)\n".utf8))
             throw ExitCode.validationFailure
         }
         LoggingSystem.bootstrap { label in

@@ -217,7 +217,8 @@ extension String {
     var terminalSafe: String { escapedForTerminal(keepingNewlines: false) }
 
     /// The same for text of several lines (a description, a proof, a gift's text): newlines
-    /// stay, and `wrapped` indents every line, so none can pass for the program's own.
+    /// stay (tabs and carriage returns are escaped still), and `wrapped` indents every line, so
+    /// none starts at the margin where the program's own lines do.
     var terminalSafeLines: String { escapedForTerminal(keepingNewlines: true) }
 
     private func escapedForTerminal(keepingNewlines: Bool) -> String {

@@ -21,4 +21,17 @@ import Testing
         #expect(try message(#"{"id":1,"op":"save_reward","from":"f","title":"t","teaser":"t","type":"text","content":{"text":7}}"#)?
                 .hasPrefix("Field `content.text`") == true)
     }
+
+    @Test func textForPeopleMustShowSomethingIdentifiersNeedNot() throws {
+        #expect(try message(#"{"id":1,"op":"save_secret","title":"  ","description":"d","points":25}"#)
+                == "Field `title` must not be blank")
+        #expect(try message(#"{"id":1,"op":"complete_challenge","challenge":"c01","proof":{"kind":"text","text":" \u200b "}}"#)
+                == "Field `proof.text` must not be blank")
+        #expect(try message(#"{"id":1,"op":"adjust_points","delta":5,"reason":"\t"}"#) == "Field `reason` must not be blank")
+        #expect(try message(#"{"id":1,"op":"save_challenge","title":"t","description":"d","points":5,"difficulty":"easy","category":"social","option_b":{"title":"b","description":" "}}"#)
+                == "Field `option_b.description` must not be blank")
+        #expect(try message(#"{"id":1,"op":"claim","character":"mia","device":"   "}"#) == nil, "a device is an identifier, not text")
+        #expect(try message(#"{"id":1,"op":"save_secret","title":"🎂\u200d🔥","description":"d","points":25}"#) == nil)
+    }
 }
+

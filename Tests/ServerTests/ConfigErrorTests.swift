@@ -33,7 +33,7 @@ import Testing
 
         let level = try BQRun.run(["serve", "--data", data, "--log-level", "loud"], workingDirectory: dir.path)
         #expect(level.ending == .exited(64))
-        #expect(level.stderr == "bq serve: --log-level: must be one of trace, debug, info, notice, warning, error, critical, got loud\n",
+        #expect(level.stderr == "bq serve: --log-level: must be one of trace, debug, info, notice, warning, error, critical (any case; warn for warning), got loud\n",
                 "\(level.stderr)")
         #expect(!FileManager.default.fileExists(atPath: data))
 
