@@ -84,7 +84,9 @@ struct AdminWatch: ParsableCommand {
             if version == shownVersion { continue }
             shownVersion = version
             guard let lines = try? AdminScreens.fetchStatus(context, events: 8) else { continue }
-            if terminal.style.enabled { terminal.line("\u{1B}[2J\u{1B}[H") } else { terminal.line("──── version \(version) ────") }
+            // Redrawing is a terminal's business, colours or not (--no-color, NO_COLOR); a pipe
+            // gets each screen after a separator.
+            if isatty(STDOUT_FILENO) == 1 { terminal.line("\u{1B}[2J\u{1B}[H") } else { terminal.line("──── version \(version) ────") }
             for line in lines { terminal.line(line) }
         }
     }

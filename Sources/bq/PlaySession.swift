@@ -186,21 +186,23 @@ final class PlaySession: @unchecked Sendable {
             return false
         }
         guard mode == .interactive else { return true }
-        if let view = current { say(view.home()) }
+        let home = client.view
+        if let home { say(PlayView(json: home, style: style).home()) }
         guard !json else { return true }
         // The last view the person was told about: a fresh snapshot (after a gap, or after the
         // server held patches back) is announced as the changes since then, like a patch.
-        let shown = ShownView(client.view)
+        let shown = ShownView(home)
+        let announce: @Sendable (JSONValue) -> Void = { [terminal, style] view in
+            guard let before = shown.swap(view) else { return }
+            let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
+            if lines.isEmpty { return }
+            if Terminal.stdinIsTerminal { terminal.line() }
+            for line in lines { terminal.line(line) }
+        }
         client.onEvent { [terminal, style, weak self] event in
-            let before = shown.view
             switch event {
             case .patch(_, _, _, _, let view), .snapshot(_, let view):
-                shown.view = view
-                guard let before else { return }
-                let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
-                if lines.isEmpty { return }
-                if Terminal.stdinIsTerminal { terminal.line() }
-                for line in lines { terminal.line(line) }
+                announce(view)
             case .disconnected:
                 terminal.line(style.yellow("Connection lost; reconnecting…"))
             case .reconnected:
@@ -219,6 +221,8 @@ final class PlaySession: @unchecked Sendable {
             // command is running, whose result and then a prompt come next).
             if self?.isRunningCommand != true { terminal.prompt(style.bold("> ")) }
         }
+        // What changed between the home screen and the observer's start would go untold.
+        if let now = client.view { announce(now) }
         return true
     }
 
@@ -321,6 +325,12 @@ final class PlaySession: @unchecked Sendable {
         do {
             let reply = try client.request(op, args)
             say(success(reply))
+            // A reply that waited (a reconnect, a slow disk) may come after newer changes were
+            // shown: the balance it names is then not the last word.
+            if let version = reply.version, client.version > version, let said = reply.result["points"]?.intValue,
+               let now = current, now.points != said {
+                say([style.dim("Since then: ") + now.pointsLine()])
+            }
             return .ok
         } catch {
             return failure(error)
@@ -433,9 +443,20 @@ final class PlaySession: @unchecked Sendable {
     }
 }
 
-/// The view last announced to the person; touched only on the client's reader thread.
+/// The view last announced to the person: swapped on the client's reader thread, and once by
+/// the main thread when live updates start, so guarded by a lock.
 private final class ShownView: @unchecked Sendable {
-    var view: JSONValue?
+    private let lock = NSLock()
+    private var view: JSONValue?
 
     init(_ view: JSONValue?) { self.view = view }
+
+    /// Puts `newView` in its place and returns the view it replaces.
+    func swap(_ newView: JSONValue) -> JSONValue? {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = view
+        view = newView
+        return old
+    }
 }

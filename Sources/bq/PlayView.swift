@@ -310,7 +310,8 @@ struct PlayView {
     /// One line per change a person cares about between two versions of the view.
     func changes(from old: PlayView) -> [String] {
         var lines: [String] = []
-        for (id, character) in json["characters"]?.objectValue ?? [:] {
+        // The person's own doings are told by their command's reply, not again as news.
+        for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {
             let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
             let now = character["claimed"]?.boolValue ?? false
             if was != now { lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")") }
@@ -318,16 +319,22 @@ struct PlayView {
         for (id, challenge) in challenges {
             let before = old.json["challenges"]?[id]
             let status = challenge["status"]?.stringValue
+            let title = challenge["title"]?.stringValue ?? ""
+            let author = challenge["author"]?.stringValue
+            if challenge["secret"]?.boolValue == true, author == myCharacter { continue }
             if before == nil {
                 if challenge["secret"]?.boolValue == true {
                     if status == "delivered" || status == "draft" {
-                        lines.append("\(name(of: challenge["author"]?.stringValue)) \(status == "draft" ? "is writing" : "delivered") a dare: “\(challenge["title"]?.stringValue ?? "")”")
+                        lines.append("\(name(of: author)) \(status == "draft" ? "is writing" : "delivered") a dare: “\(title)”")
                     }
                 } else {
-                    lines.append("New on the board: \(id) “\(challenge["title"]?.stringValue ?? "")” (\(challenge["points"]?.intValue ?? 0) ✦)")
+                    lines.append("New on the board: \(id) “\(title)” (\(challenge["points"]?.intValue ?? 0) ✦)")
                 }
             } else if before?["status"]?.stringValue == "draft", status == "delivered" {
-                lines.append("\(name(of: challenge["author"]?.stringValue)) delivered a dare: “\(challenge["title"]?.stringValue ?? "")”")
+                lines.append("\(name(of: author)) delivered a dare: “\(title)”")
+            } else if status == "draft", before?["title"] != challenge["title"] || before?["description"] != challenge["description"]
+                        || before?["points"] != challenge["points"] {
+                lines.append("\(name(of: author)) edited a dare: “\(title)” (\(challenge["points"]?.intValue ?? 0) ✦)")
             }
         }
         for (id, reward) in rewards where old.json["rewards"]?[id] == nil {
@@ -342,11 +349,13 @@ struct PlayView {
             lines.append("★ " + timelineEntry(entry))
         }
         if points != old.points {
-            // Completions and unlocks explain themselves in the timeline; an organizer's
-            // adjustment has no entry there (GAME.md), so it is named here.
-            if timeline.count == old.timeline.count {
-                let delta = points - old.points
-                lines.append("The organizer adjusted the points: \(delta > 0 ? "+" : "")\(delta) ✦")
+            // Completions and unlocks explain themselves in the timeline ("+35 ✦", "-100 ✦");
+            // an organizer's adjustment has no entry there (GAME.md), so what the new entries
+            // do not explain is named here, also when one patch carries both.
+            let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
+            let adjusted = points - old.points - explained
+            if adjusted != 0 {
+                lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦")
             }
             lines.append(pointsLine())
         }
@@ -354,6 +363,16 @@ struct PlayView {
             lines.append("It is now day \(day).")
         }
         return lines
+    }
+}
+
+extension PlayView {
+    /// The points a timeline entry's subtitle says it earned or spent: "+35 ✦" or "-100 ✦";
+    /// 0 for "free" and the entries that move no points.
+    static func pointsIn(subtitle: String?) -> Int {
+        guard let subtitle, let sign = subtitle.first, sign == "+" || sign == "-", subtitle.hasSuffix(" ✦"),
+              let amount = Int(subtitle.dropFirst().dropLast(2)) else { return 0 }
+        return sign == "+" ? amount : -amount
     }
 }
 

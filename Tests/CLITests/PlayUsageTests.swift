@@ -81,4 +81,19 @@ import Testing
         #expect(mia.output.waitFor("Offline: this is the game as last seen (version "))
         #expect(mia.finish() == 0)
     }
+
+    @Test func theOrganizersQuestionIsShownWhenTheInputIsNotATerminal() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let sam = try BQProcess(["play"] + server.address + ["--character", "sam"], home: try makeTemporaryDirectory())
+        #expect(sam.output.waitFor("Type help for commands."))
+        sam.send("adjust-points -5 --reason oops")
+        #expect(sam.output.waitFor("are you sure? [y/N]"), "the line read next is the answer: it must be asked")
+        sam.send("n")
+        #expect(sam.output.waitFor("Cancelled."))
+        sam.send("whoami")
+        #expect(sam.output.waitFor("You are Sam"), "the command after the answer runs")
+        #expect(sam.finish() == 0)
+    }
 }
+

@@ -1,0 +1,73 @@
+import Foundation
+import JSON
+import Testing
+
+/// What `bq play` tells a person while they wait: every change, once, also when one patch
+/// carries several commits and when it comes before the live updates have started.
+@Suite struct LiveNewsTests {
+    @Test func anAdjustmentMergedWithACompletionIsToldAndNothingSlipsBeforeTheUpdatesStart() throws {
+        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                // The snapshot, then at once one patch of two commits: a completion (+35) and an
+                // organizer's adjustment (+10) that no timeline entry explains.
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": Self.view],
+                        ["push": "patch", "from": 1, "to": 3, "ops": [
+                            ["op": "replace", "path": "/game/points", "value": 45],
+                            ["op": "replace", "path": "/game/earned", "value": 45],
+                            ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                            ["op": "add", "path": "/timeline/-", "value": entry]]]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Mia completed “Wisdom From Strangers” +35 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 45 ✦"))
+        #expect(mia.finish() == 0)
+    }
+
+    @Test func dareEditsAreNewsToTheOrganizerAndOwnDoingsAreNotNewsToTheirAuthor() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let sam = try BQProcess(["play"] + server.address + ["--character", "sam"], home: try makeTemporaryDirectory())
+        #expect(sam.output.waitFor("Type help for commands."))
+        let priya = try BQProcess(["play"] + server.address + ["--character", "priya"], home: try makeTemporaryDirectory())
+        #expect(priya.output.waitFor("Type help for commands."))
+        #expect(sam.output.waitFor("Priya joined the game"))
+
+        priya.send(#"dare save "Cartwheel" "On the lawn" 25"#)
+        #expect(priya.output.waitFor("Saved your dare dare-priya as a draft."))
+        #expect(sam.output.waitFor("Priya is writing a dare: “Cartwheel”"))
+        priya.send(#"dare save "Double cartwheel" "On the lawn" 50"#)
+        #expect(priya.output.waitFor("Saved your dare dare-priya as a draft."))
+        #expect(sam.output.waitFor("Priya edited a dare: “Double cartwheel” (50 ✦)"))
+        #expect(priya.finish() == 0)
+        #expect(sam.finish() == 0)
+        // The patch with her own change reached her before the reply did: had it been told as
+        // news, it would stand above the reply.
+        #expect(!priya.output.text.contains("Priya is writing a dare"), "\(priya.output.text)")
+        #expect(!priya.output.text.contains("Priya edited a dare"), "\(priya.output.text)")
+    }
+
+    static let view: JSONValue = [
+        "me": ["character": "mia", "role": "birthday"],
+        "game": ["title": "Test", "day": 1, "points": 0, "earned": 0, "spent": 0, "challenges_completed": 0,
+                 "challenges_total": 1, "secrets_hidden": 0, "secrets_found": 0, "secrets_completed": 0,
+                 "rewards_unlocked": 0, "rewards_total": 0, "final_badge": false, "final_badge_at": .null],
+        "characters": ["mia": ["name": "Mia", "role": "birthday", "tagline": "", "fun_facts": [], "claimed": true]],
+        "challenges": ["c02": ["title": "Wisdom From Strangers", "description": "Ask", "option_b": .null, "points": 35,
+                               "difficulty": "easy", "category": "social", "secret": false, "author": .null,
+                               "status": "open", "completed_at": .null, "option": .null, "proof": .null, "forced": false]],
+        "rewards": [:],
+        "timeline": [],
+    ]
+}
