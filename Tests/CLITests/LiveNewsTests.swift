@@ -3,9 +3,9 @@ import JSON
 import Testing
 
 /// What `bq play` tells a person while they wait: every change, once, also when one patch
-/// carries several commits and when it comes before the live updates have started.
+/// carries several commits.
 @Suite struct LiveNewsTests {
-    @Test func anAdjustmentMergedWithACompletionIsToldAndNothingSlipsBeforeTheUpdatesStart() throws {
+    @Test func anAdjustmentMergedWithACompletionIsTold() throws {
         let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
         let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
@@ -14,22 +14,26 @@ import Testing
             case "claim":
                 return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
             case "subscribe":
-                // The snapshot, then at once one patch of two commits: a completion (+35) and an
-                // organizer's adjustment (+10) that no timeline entry explains.
                 return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": Self.view],
-                        ["push": "patch", "from": 1, "to": 3, "ops": [
+                        ["push": "snapshot", "version": 1, "state": Self.view]]
+            case "discover_secrets":
+                // Asked once the game is on screen: one patch of two commits, a completion (+35)
+                // and an organizer's adjustment (+10) that no timeline entry explains.
+                return [["push": "patch", "from": 1, "to": 3, "ops": [
                             ["op": "replace", "path": "/game/points", "value": 45],
                             ["op": "replace", "path": "/game/earned", "value": 45],
                             ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                            ["op": "add", "path": "/timeline/-", "value": entry]]]]
+                            ["op": "add", "path": "/timeline/-", "value": entry]]],
+                        ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
             default:
                 return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
             }
         }
         defer { fake.stop() }
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.output.waitFor("Mia completed “Wisdom From Strangers” +35 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("Mia completed “Wisdom From Strangers” +35 ✦"), "news, not the home screen: its timeline was empty")
         #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
         #expect(mia.output.waitFor("Points: 45 ✦"))
         #expect(mia.finish() == 0)
