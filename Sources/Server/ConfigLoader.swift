@@ -50,12 +50,13 @@ public enum ConfigLoader {
         int("max_json_depth", "BQ_MAX_JSON_DEPTH", "nesting depth of a request's JSON", 2...512) { $0.limits.maxJSONDepth = $1 },
     ]
 
+    private static let settingsByKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
+
     /// Applies a config file's JSON object; unknown keys are errors (a typo must not pass silently).
     public static func apply(file json: JSONValue, path: String, to config: inout ServerConfig) throws(ConfigError) {
         guard case .object(let fields) = json else { throw ConfigError("\(path): must be a JSON object") }
-        let byKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
         for key in fields.keys.sorted() {
-            guard let setting = byKey[key] else {
+            guard let setting = settingsByKey[key] else {
                 throw ConfigError("\(path): unknown setting \"\(key)\" (known: \(settings.map(\.key).joined(separator: ", ")))")
             }
             do {
@@ -82,9 +83,8 @@ public enum ConfigLoader {
     /// Applies command-line flags, keyed by setting (`port`, not `--port`), through the same
     /// checks as the file and the environment.
     public static func apply(flags: [String: JSONValue], to config: inout ServerConfig) throws(ConfigError) {
-        let byKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
         for key in flags.keys.sorted() {
-            guard let setting = byKey[key] else { preconditionFailure("no setting \(key) for a flag") }
+            guard let setting = settingsByKey[key] else { preconditionFailure("no setting \(key) for a flag") }
             do {
                 try setting.apply(&config, flags[key]!)
             } catch {

@@ -43,11 +43,7 @@ struct AdminConnectionOptions: ParsableArguments {
     @Option(help: "The server's data directory, to read DIR/admin.key.") var data: String?
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
 
-    func validate() throws {
-        guard (0.1...86_400).contains(timeout) else {
-            throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(timeout)")
-        }
-    }
+    func validate() throws { try validateTimeout(timeout) }
 
     func adminKey() throws -> String {
         if let key, !key.isEmpty { return key }

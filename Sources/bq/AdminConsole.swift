@@ -56,11 +56,7 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
-            let outcome = Admin.runConsoleLine(words, typed: line, context: context) { question in
-                terminal.prompt(question)
-                if !Terminal.stdinIsTerminal { terminal.line(question.trimmingCharacters(in: .whitespaces)) }
-                return isYes(readLine(strippingNewline: true))
-            }
+            let outcome = Admin.runConsoleLine(words, typed: line, context: context, confirm: terminal.confirm)
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)

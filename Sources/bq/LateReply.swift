@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Client
 
@@ -27,6 +28,13 @@ func cannotConnectMessage(_ command: String, _ error: any Error, host: String, p
     let said = "bq \(command): " + String(describing: error).terminalSafe
     guard let clientError = error as? ClientError, case .connectFailed = clientError else { return said }
     return said + ". Is bq serve running at \(host):\(port)?"
+}
+
+/// `--timeout` of `bq play` and `bq admin`: a wait Foundation can keep (`inf` crashed it).
+func validateTimeout(_ seconds: Double) throws {
+    guard (0.1...86_400).contains(seconds) else {
+        throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(seconds)")
+    }
 }
 
 /// Whether the answer to a yes/no question is yes (`y` or `yes`, any case); no by default.

@@ -32,9 +32,7 @@ struct Play: ParsableCommand {
         if let first = command.first, first == "-h" || first == "--help" {
             throw CleanExit.helpRequest(self)
         }
-        guard (0.1...86_400).contains(timeout) else {
-            throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(timeout)")
-        }
+        try validateTimeout(timeout)
     }
 
     func run() throws {

@@ -12,11 +12,8 @@ extension PlaySession {
     func organizerTool(_ words: [String]) -> Outcome? {
         guard let name = words.first?.lowercased(), Self.organizerTools.contains(name) else { return nil }
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal)) {
-            // A one-shot or a script means what it says; a person at the game is asked, and the
-            // question is shown even when the input is not a terminal, since a line is read.
-            guard mode == .interactive else { return true }
-            if !Terminal.stdinIsTerminal { terminal.line($0.trimmingCharacters(in: .whitespaces)) }
-            return isYes(readInput($0))
+            // A one-shot or a script means what it says; a person at the game is asked.
+            mode != .interactive || terminal.confirm($0)
         }
         switch outcome {
         case .output(let lines):

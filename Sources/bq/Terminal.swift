@@ -68,6 +68,13 @@ final class Terminal: @unchecked Sendable {
         return nil
     }
 
+    /// Asks a yes/no question and reads the answer (no unless `y` or `yes`). The question is
+    /// shown even when the input is not a terminal: a line is read as its answer either way.
+    func confirm(_ question: String) -> Bool {
+        if Self.stdinIsTerminal { prompt(question) } else { line(question.trimmingCharacters(in: .whitespaces)) }
+        return isYes(readLine(strippingNewline: true))
+    }
+
     /// A prompt without a newline, shown only to a person at a terminal.
     func prompt(_ text: String) {
         guard Self.stdinIsTerminal else { return }
