@@ -51,14 +51,8 @@ final class ClientConnection {
 
     var viewer: Viewer? { subscribed ? identity?.viewer : nil }
     var peer: String { tcp.peerDescription }
-    /// The peer's address without its port ("127.0.0.1", "[::1]").
-    var peerAddress: String { Self.address(ofPeer: tcp.peerDescription) }
-
-    /// "127.0.0.1:5000" gives "127.0.0.1", "[::1]:5000" gives "[::1]"; "?" (unknown) stays.
-    static func address(ofPeer description: String) -> String {
-        guard let colon = description.lastIndex(of: ":") else { return description }
-        return String(description[..<colon])
-    }
+    /// Where the peer speaks from, as one party counts: its IPv4 address, or its IPv6 /64.
+    var peerNetwork: String { tcp.peerNetwork }
 
     func start() {
         tcp.onRead = { [unowned self] bytes in self.received(bytes) }

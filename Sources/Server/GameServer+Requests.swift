@@ -45,19 +45,19 @@ extension GameServer {
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
             let now = clock()
-            let address = connection.peerAddress
-            if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(address, now: now) {
+            let network = connection.peerNetwork
+            if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
                 return target.error(request.id, ProtocolError(.rateLimited,
-                    "Too many wrong admin keys from \(address): try again in \(seconds) s"))
+                    "Too many wrong admin keys from \(network): try again in \(seconds) s"))
             }
             guard Secrets.constantTimeEquals(key, adminKey) else {
-                if adminKeyIsGuessable { adminKeyGuard.wrongGuess(address, now: now) }
+                if adminKeyIsGuessable { adminKeyGuard.wrongGuess(network, now: now) }
                 if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
                     logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
                 }
                 return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
             }
-            if adminKeyIsGuessable { adminKeyGuard.rightGuess(address) }
+            if adminKeyIsGuessable { adminKeyGuard.rightGuess(network) }
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
             connection.signIn(.admin, hub: hub)
             target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))

@@ -118,9 +118,6 @@ func withSockaddr<R>(_ storage: inout sockaddr_storage,
 /// "127.0.0.1:4747" or "[::1]:4747"; "?" when the family is unknown.
 func describe(_ storage: sockaddr_storage) -> String {
     var name = [CChar](repeating: 0, count: 64)
-    func text(_ name: [CChar]) -> String {
-        String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
     switch Int32(storage.ss_family) {
     case AF_INET:
         var v4 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
@@ -130,6 +127,33 @@ func describe(_ storage: sockaddr_storage) -> String {
         var v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
         uv_ip6_name(&v6, &name, name.count)
         return "[\(text(name))]:\(UInt16(bigEndian: v6.sin6_port))"
+    default:
+        return "?"
+    }
+}
+
+/// The network a peer at `storage` speaks from, for counting what one party does however many
+/// addresses it uses: an IPv4 address itself ("192.0.2.7"), an IPv6 address's /64 prefix
+/// ("2001:db8:1:2::/64": a host is usually given a whole /64 and may pick any address in it),
+/// and an IPv4-mapped IPv6 address as the IPv4 address it maps. "?" when the family is unknown.
+func networkName(_ storage: sockaddr_storage) -> String {
+    var name = [CChar](repeating: 0, count: 64)
+    switch Int32(storage.ss_family) {
+    case AF_INET:
+        var v4 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+        uv_ip4_name(&v4, &name, name.count)
+        return text(name)
+    case AF_INET6:
+        var v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+        var bytes = withUnsafeBytes(of: v6.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+            return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        for index in 8..<16 { bytes[index] = 0 }
+        withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: bytes) }
+        v6.sin6_port = 0
+        uv_ip6_name(&v6, &name, name.count)
+        return text(name) + "/64"
     default:
         return "?"
     }
@@ -156,4 +180,9 @@ func tcpAddress(_ handle: UnsafeMutablePointer<uv_tcp_t>, peer: Bool) -> sockadd
                     : uv_tcp_getsockname(handle, address, &length)
     }
     return status == 0 ? storage : nil
+}
+
+/// The C string `uv_ip4_name`/`uv_ip6_name` wrote into `name`.
+private func text(_ name: [CChar]) -> String {
+    String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -41,6 +41,9 @@ public final class TCPConnection: HandleOwner {
     public private(set) var queuedWriteBytes = 0
     /// The peer's address, e.g. "127.0.0.1:53122" or "[::1]:53122".
     public private(set) var peerDescription = "?"
+    /// The network the peer speaks from (its IPv4 address, or its IPv6 address's /64), for
+    /// limits that must hold however many addresses one party uses; "?" when unknown.
+    public private(set) var peerNetwork = "?"
 
     /// True until `close()`, `closeAfterFlush()`, EOF or an error.
     public var isOpen: Bool { state == .open }
@@ -68,7 +71,9 @@ public final class TCPConnection: HandleOwner {
     }
 
     private func rememberPeer() {
-        peerDescription = tcpAddress(handle, peer: true).map(describe) ?? "?"
+        guard let address = tcpAddress(handle, peer: true) else { return }
+        peerDescription = describe(address)
+        peerNetwork = networkName(address)
     }
 
     // MARK: Reading

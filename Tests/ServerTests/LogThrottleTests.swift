@@ -15,10 +15,4 @@ import Testing
         #expect(throttle.record(now: 30_002) == nil)
         #expect(throttle.record(now: 40_001) == 2, "or with the count, when the next one comes after the interval")
     }
-
-    @Test(arguments: [("127.0.0.1:5000", "127.0.0.1"), ("[::1]:5000", "[::1]"),
-                      ("[::ffff:127.0.0.1]:80", "[::ffff:127.0.0.1]"), ("?", "?")])
-    func aPeersAddressIsItsDescriptionWithoutThePort(description: String, address: String) {
-        #expect(ClientConnection.address(ofPeer: description) == address)
-    }
 }

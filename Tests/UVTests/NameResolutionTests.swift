@@ -25,6 +25,20 @@ struct NameResolutionTests {
         #expect(isHostName("party-laptop.local") && isHostName("my_box") && isHostName("a") && isHostName("host1.example"))
     }
 
+    @Test("a peer's network is its IPv4 address or its IPv6 /64, whichever address in it is used")
+    func peerNetworks() throws {
+        func network(_ host: String) throws -> String {
+            networkName(try socketAddress(host: host, port: 5000, operation: "test"))
+        }
+        #expect(try network("192.0.2.7") == "192.0.2.7")
+        #expect(try network("2001:db8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64")
+        #expect(try network("2001:db8:1:2::1") == network("2001:db8:1:2:ffff:ffff:ffff:ffff"),
+                "one /64 is one party, so it cannot rotate its way past a per-address limit")
+        #expect(try network("2001:db8:1:3::1") != network("2001:db8:1:2::1"))
+        #expect(try network("::ffff:192.0.2.7") == "192.0.2.7", "an IPv4 client of a dual-stack socket is its IPv4 address")
+        #expect(try network("::1") == "::/64")
+    }
+
     @Test("numericHost gives the literal a name resolves to, and a literal as it is")
     func numericHosts() throws {
         #expect(try numericHost("127.0.0.1") == "127.0.0.1")
