@@ -17,7 +17,7 @@ final class BackgroundCheckpointer: Sendable {
     private let state: CheckpointerState
 
     /// Opens the second connection on the calling thread, so errors are thrown here.
-    init(path: String, options: StoreOptions) throws(StorageError) {
+    init(path: String, options: StoreOptions, monitor: CheckpointMonitor) throws(StorageError) {
         let connection = try SQLiteConnection(path: path, readOnly: options.readOnly)
         connection.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
         do {
@@ -32,7 +32,7 @@ final class BackgroundCheckpointer: Sendable {
         state = CheckpointerState()
         let handover = Handover(connection)
         let state = self.state
-        let thread = Thread { Self.run(handover.take(), state) }
+        let thread = Thread { Self.run(handover.take(), state, monitor) }
         thread.name = "bq-checkpointer"
         thread.start()
     }
@@ -47,10 +47,10 @@ final class BackgroundCheckpointer: Sendable {
     /// Waits until at least `count` passes have finished (a test hook); false on timeout.
     func waitForPasses(_ count: Int, timeout: TimeInterval) -> Bool { state.waitForPasses(count, timeout: timeout) }
 
-    private static func run(_ connection: SQLiteConnection, _ state: CheckpointerState) {
+    private static func run(_ connection: SQLiteConnection, _ state: CheckpointerState, _ monitor: CheckpointMonitor) {
         while state.waitForRequest() {
-            // Failure is harmless: the frames stay in the WAL for the next pass (or the writer's).
-            try? connection.checkpoint()
+            // A failure loses nothing: the frames stay in the WAL for the next pass (or the writer's).
+            monitor.attempt { () throws(StorageError) in try connection.checkpoint() }
             state.passFinished()
         }
         connection.close()

@@ -249,11 +249,11 @@ public final class EventStore {
 
     /// Checkpoints the WAL into the database once it holds more than `walCheckpointPages` pages.
     /// Call between transactions (`EventWriter` does, past its soft limit; below it a
-    /// `BackgroundCheckpointer` does the copying). A failed checkpoint is harmless (the WAL
+    /// `BackgroundCheckpointer` does the copying). A failed checkpoint loses nothing (the WAL
     /// keeps the data) and is retried on the next call.
-    public func checkpointIfNeeded() {
+    public func checkpointIfNeeded() throws(StorageError) {
         guard connection.isOpen, connection.walPages > options.walCheckpointPages else { return }
-        try? connection.checkpoint()
+        try connection.checkpoint()
     }
 
     /// Closes the connection; every later call fails with a "connection is closed" error. Idempotent.

@@ -24,12 +24,16 @@ public final class EventWriter: Sendable {
     public let maxBatchRequests: Int
 
     /// Opens the store on the calling thread (so open errors are thrown here), then hands it to a
-    /// new writer thread, which from then on is the only one to touch it.
-    public init(path: String, options: StoreOptions = .init(), maxBatchRequests: Int = 1024) throws(StorageError) {
+    /// new writer thread, which from then on is the only one to touch it. `onCheckpoint` hears
+    /// when checkpoints start failing and when they succeed again, on the writer's or the
+    /// checkpointer's thread.
+    public init(path: String, options: StoreOptions = .init(), maxBatchRequests: Int = 1024,
+                onCheckpoint: @escaping @Sendable (CheckpointReport) -> Void = { _ in }) throws(StorageError) {
         precondition(maxBatchRequests >= 1, "maxBatchRequests must be at least 1")
         let store = try EventStore(path: path, options: options)
+        let monitor = CheckpointMonitor(report: onCheckpoint)
         do {
-            checkpointer = try BackgroundCheckpointer(path: path, options: options)
+            checkpointer = try BackgroundCheckpointer(path: path, options: options, monitor: monitor)
         } catch {
             store.close()
             throw error
@@ -41,7 +45,8 @@ public final class EventWriter: Sendable {
         let limit = maxBatchRequests
         let checkpointer = self.checkpointer
         let thread = Thread {
-            Self.run(store: handover.take(), queue: queue, checkpointer: checkpointer, maxBatchRequests: limit)
+            Self.run(store: handover.take(), queue: queue, checkpointer: checkpointer, monitor: monitor,
+                     maxBatchRequests: limit)
         }
         thread.name = "bq-event-writer"
         thread.start()
@@ -88,7 +93,7 @@ public final class EventWriter: Sendable {
     }
 
     private static func run(store: EventStore, queue: WriterQueue, checkpointer: BackgroundCheckpointer,
-                            maxBatchRequests: Int) {
+                            monitor: CheckpointMonitor, maxBatchRequests: Int) {
         var requests: [AppendRequest] = []
         var completions: [@Sendable (AppendResult) -> Void] = []
         while let jobs = queue.takeAll(max: maxBatchRequests) {
@@ -105,7 +110,7 @@ public final class EventWriter: Sendable {
             flush(store, &requests, &completions)
             let threshold = store.options.walCheckpointPages
             if store.walPages > threshold * walSoftLimitFactor {
-                store.checkpointIfNeeded()
+                monitor.attempt { () throws(StorageError) in try store.checkpointIfNeeded() }
             } else if store.walPages > threshold {
                 checkpointer.request()
             }

@@ -77,7 +77,7 @@ public enum LogBenchmark {
             let start = clock.now
             let results = store.append(batch: batch)
             let elapsed = clock.now - start
-            store.checkpointIfNeeded()
+            try? store.checkpointIfNeeded()
             total += elapsed
             samples.append(seconds(elapsed))
             for result in results {

@@ -112,7 +112,8 @@ public final class GameServer {
         reader = store
         var writerOptions = options
         writerOptions.checkIntegrity = false
-        writer = try EventWriter(path: config.databasePath, options: writerOptions, maxBatchRequests: config.maxBatchRequests)
+        writer = try EventWriter(path: config.databasePath, options: writerOptions, maxBatchRequests: config.maxBatchRequests,
+                                 onCheckpoint: { [logger] in Self.log($0, to: logger) })
         loop = try EventLoop()
         for (game, state) in loaded {
             hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
@@ -153,6 +154,17 @@ public final class GameServer {
     }
 
     /// SQLite reports a full disk at open as an I/O error; say what it is.
+    /// Runs on the writer's or the checkpointer's thread (the log handler is thread-safe).
+    private static func log(_ report: CheckpointReport, to logger: Logger) {
+        switch report {
+        case .failing(let error):
+            logger.warning("checkpoints are failing; the WAL keeps every commit but grows until one succeeds",
+                           metadata: ["error": "\(error)"])
+        case .recovered(let failures):
+            logger.notice("checkpoints succeed again", metadata: ["failures": "\(failures)"])
+        }
+    }
+
     private static func fullDiskHint(_ directory: String) -> String {
         var stats = statvfs()
         guard statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 else { return "" }

@@ -16,7 +16,7 @@ import Testing
                 let result = store.append(AppendRequest(game: "g", expected: Int64(version), events: [event]))
                 #expect(result == .committed(version: Int64(version + 1)))
                 largestCount = max(largestCount, store.connection.walPages)
-                store.checkpointIfNeeded()
+                try store.checkpointIfNeeded()
             }
             #expect(largestCount > 0, "the WAL hook never ran")
             let walBytes = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
