@@ -1,4 +1,5 @@
 import CSQLite3
+import Foundation
 
 extension EventStore {
     /// Appends one request in its own `BEGIN IMMEDIATE` transaction (compare-and-set on the
@@ -50,6 +51,7 @@ extension EventStore {
             try connection.run("COMMIT")
         } catch {
             rollback()
+            if error.isSyncFailure { return settleFailedSync(batch, error) }
             return failAll(batch, error)
         }
         versionCache.merge(versions) { _, new in new }
@@ -136,6 +138,28 @@ extension EventStore {
             versionCache.removeAll()
             cachedDataVersion = dataVersion
         }
+    }
+
+    /// A COMMIT whose sync failed has already written its frames, commit mark included, to the
+    /// WAL file. SQLite counts the transaction as rolled back, but the first process to open the
+    /// log after a crash rebuilds the WAL's index from that file and would replay it: a change
+    /// refused as "nothing was committed" would reappear. The next commit is written over those
+    /// frames, so one more, a record of the failure, settles it once it is durable; if that
+    /// cannot be made durable either, the batch's outcome is uncertain and said to be.
+    private func settleFailedSync(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {
+        do throws(StorageError) {
+            try connection.run("BEGIN IMMEDIATE")
+            let insert = try connection.statement("INSERT INTO sync_failures(at, error) VALUES (?1, ?2)")
+            try insert.bind(1, Int64(Date().timeIntervalSince1970 * 1000))
+            try insert.bind(2, error.description)
+            try insert.run()
+            try connection.run("COMMIT")
+        } catch {
+            rollback()
+            _ = failAll(batch, error)
+            return batch.map { _ in .uncertain(error) }
+        }
+        return failAll(batch, error)
     }
 
     private func failAll(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {

@@ -106,6 +106,10 @@ public enum AppendResult: Sendable, Equatable {
     case conflict(expected: Int64, actual: Int64)
     /// Nothing of the request was written because storage failed (or the request was malformed).
     case failed(StorageError)
+    /// The commit failed while being synced to disk and the log could not be made to say for
+    /// sure that it did not happen: after a crash it may turn out committed. Only a retry with
+    /// the same idempotency key is safe.
+    case uncertain(StorageError)
 }
 
 /// How hard SQLite syncs a commit. `.full` survives power loss; `.normal` in WAL mode survives a

@@ -70,6 +70,15 @@ enum Schema {
         CREATE INDEX idempotency_by_version ON idempotency(game, version);
         DROP INDEX idempotency_by_game;
         """,
+        // 4: a record of each commit whose sync failed, written over what that commit left in
+        // the WAL so that it cannot come back after a crash (`EventStore.settleFailedSync`).
+        """
+        CREATE TABLE sync_failures(
+            seq INTEGER PRIMARY KEY,
+            at INTEGER NOT NULL,
+            error TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

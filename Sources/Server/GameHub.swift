@@ -247,6 +247,13 @@ final class GameHub {
         case .failed(let error):
             server.logger.error("commit failed", metadata: ["game": "\(name)", "error": "\(error)"])
             failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"))
+        case .uncertain(let error):
+            // Not `unavailable`: that code promises nothing was committed, and after a crash
+            // this may turn out to have been.
+            server.logger.critical("a commit failed while syncing to disk and may reappear after a crash; check the disk",
+                                   metadata: ["game": "\(name)", "error": "\(error)"])
+            failAll(ProtocolError(.internal, "The disk failed while saving this, and it may or may not have been saved. "
+                + "A retry with the same idem key applies it at most once; without one, check the game first"))
         }
     }
 

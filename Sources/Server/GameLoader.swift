@@ -81,6 +81,9 @@ public enum GameLoader {
                 throw ServerError.startup("Game \(game): seeding expected version \(expected), found \(actual)")
             case .failed(let error):
                 throw ServerError.startup("Game \(game): cannot write the seed: \(error)")
+            case .uncertain(let error):
+                throw ServerError.startup("Game \(game): the disk failed while the seed was written, "
+                    + "and whether it was is unknown until the next start: \(error)")
             }
         }
     }

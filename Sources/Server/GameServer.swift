@@ -105,7 +105,12 @@ public final class GameServer {
         var loaded: [String: GameLoader.Loaded] = [:]
         for game in Set(config.games + [config.defaultGame]) {
             let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
-            let seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seedPath: config.seedPath, store: store, now: clock())
+            let seeded: GameState
+            do {
+                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seedPath: config.seedPath, store: store, now: clock())
+            } catch ServerError.startup(let message) {
+                throw ServerError.startup(message + Self.fullDiskHint(config.dataDirectory))
+            }
             if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(config.seedPath)") }
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }

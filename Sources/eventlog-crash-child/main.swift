@@ -2,6 +2,9 @@
 //
 //   eventlog-crash-child <dbpath> <seed> <count>   append <count> requests, acknowledging each
 //   eventlog-crash-child bench <directory> <events> print LogBenchmark figures
+//   eventlog-crash-child failsync <dbpath> <failures> commit version 1, then version 2 with the
+//                                                   next <failures> WAL syncs failing; print the
+//                                                   second append's result and wait to be killed
 //
 // Each request's acknowledgement is one stdout line, written (unbuffered) only after its
 // transaction committed: `ack <game> <version after> <idempotency key...>`. Event payloads are
@@ -20,6 +23,28 @@ let arguments = CommandLine.arguments
 if arguments.count == 4, arguments[1] == "bench" {
     print(LogBenchmark.run(directory: arguments[2], eventsPerCase: Int(arguments[3]) ?? 10_000))
     exit(0)
+}
+if arguments.count == 4, arguments[1] == "failsync", let failures = Int(arguments[3]) {
+    FailingSyncVFS.install()
+    do {
+        let store = try EventStore(path: arguments[2])
+        func tick(after version: Int64) -> AppendRequest {
+            AppendRequest(game: "g", expected: version, events: [NewEvent(type: "tick", actor: "child", at: 1, payload: "{}")])
+        }
+        guard store.append(tick(after: 0)) == .committed(version: 1) else { fail("the first append did not commit") }
+        FailingSyncVFS.syncFailuresLeft = failures
+        let outcome = switch store.append(tick(after: 1)) {
+        case .committed: "committed"
+        case .conflict: "conflict"
+        case .failed: "failed"
+        case .uncertain: "uncertain"
+        }
+        FileHandle.standardOutput.write(Data((outcome + "\n").utf8))
+        // Killed here, with the connection open: closing it would checkpoint and tidy the WAL.
+        while true { pause() }
+    } catch {
+        fail("cannot open \(arguments[2]): \(error)")
+    }
 }
 guard arguments.count == 4, let seed = UInt64(arguments[2]), let count = Int(arguments[3]) else {
     fail("usage: eventlog-crash-child <dbpath> <seed> <count> | bench <directory> <events>")

@@ -6,8 +6,8 @@ import Testing
 /// A data directory written by the first release (schema 1) keeps its game, its tokens and its
 /// remembered keys when this server starts on it.
 @Suite struct SchemaUpgradeTests {
-    /// Rewrites a current log into schema 1's layout: the log keyed by (game, version) and every
-    /// idempotency record in its own table.
+    /// Rewrites a current log into schema 1's layout: the log keyed by (game, version), every
+    /// idempotency record in its own table, no record of failed syncs.
     private func downgradeToSchemaOne(_ path: String) throws {
         let connection = try SQLiteConnection(path: path, readOnly: false)
         defer { connection.close() }
@@ -25,6 +25,7 @@ import Testing
             ALTER TABLE events_v1 RENAME TO events;
             DROP INDEX idempotency_by_version;
             CREATE INDEX idempotency_by_game ON idempotency(game, seq);
+            DROP TABLE sync_failures;
             PRAGMA user_version=1;
             COMMIT;
             """)
