@@ -116,6 +116,19 @@ final class ClientConnection {
         return true
     }
 
+    /// Lines wait unstarted while this much output waits for the peer to read it: a client that
+    /// pipelines reads and never reads their replies would otherwise have every line of a read
+    /// answered, a whole view each, into memory. They start again when the socket drains.
+    private var isOwedTooMuch: Bool {
+        outbound.count + tcp.queuedWriteBytes > server.config.limits.maxQueuedBytes * 4
+    }
+
+    /// Starts lines held by `isOwedTooMuch` once the output gathered for them has gone to a
+    /// socket that took it whole (no drain callback comes then). Called after the turn's writes.
+    func startHeldLines() {
+        if !waiting.isEmpty, !isOwedTooMuch { pump() }
+    }
+
     /// Owed a reply: such a connection is waiting on the server, not idle.
     var hasRequestsInFlight: Bool { !slots.isEmpty || !waiting.isEmpty }
 
@@ -182,7 +195,7 @@ final class ClientConnection {
                 progress = true
             }
             if badLines >= server.config.limits.maxBadLines { return sayGoodbye(.tooManyErrors) }
-            while !isClosing, let next = waiting.first, !mustWait(next) {
+            while !isClosing, let next = waiting.first, !mustWait(next), !isOwedTooMuch {
                 _ = waiting.popFirst()
                 start(next)
                 progress = true
@@ -265,7 +278,7 @@ final class ClientConnection {
             queue(hub.snapshot(for: identity.viewer))
             sentVersion = hub.durable.version
         }
-        resumeReadingIfIdle()
+        pump()
     }
 
     // MARK: Output
@@ -285,8 +298,7 @@ final class ClientConnection {
     }
 
     private func pauseReadingIfBusy() {
-        if !readingPaused, waiting.count + slots.count >= server.config.limits.maxPendingRequests
-            || tcp.queuedWriteBytes > server.config.limits.maxQueuedBytes * 4 {
+        if !readingPaused, waiting.count + slots.count >= server.config.limits.maxPendingRequests || isOwedTooMuch {
             readingPaused = true
             tcp.stopReading()
         }

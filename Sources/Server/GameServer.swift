@@ -314,12 +314,17 @@ public final class GameServer {
 
     func markDirty(_ connection: ClientConnection) { dirty.append(connection) }
 
-    /// One write per connection per loop turn: replies and patches gathered.
+    /// One write per connection per loop turn: replies and patches gathered. Lines a
+    /// connection held back for its unread output may start once that is written, and what
+    /// they produce goes out in this same turn: the loop may block for I/O right after.
     private func flushDirty() {
-        handAppendsToWriter()
-        let batch = dirty
-        dirty = []
-        for connection in batch { connection.flush() }
+        repeat {
+            handAppendsToWriter()
+            let batch = dirty
+            dirty = []
+            for connection in batch { connection.flush() }
+            for connection in batch { connection.startHeldLines() }
+        } while !dirty.isEmpty
     }
 
     /// Now, for idle timing.
