@@ -104,6 +104,11 @@ public enum Limits {
 }
 
 extension Limits {
+    /// How many regular challenges and how many rewards a game may hold (the seed has 15 and 9).
+    /// Every view carries all of them, and every `state`, snapshot and rebuilt past view costs
+    /// in proportion: without a bound, an organizer's script could make each of them megabytes.
+    public static let maxChallenges = 100
+    public static let maxRewards = 100
     public static let idempotencyKey = 1...128
     public static let gameName = 1...64
 }

@@ -172,6 +172,9 @@ private struct Decider {
         }
         guard let id else {
             let regular = state.challenges.values.count { !$0.isSecret }
+            guard regular < Limits.maxChallenges else {
+                throw Rejection(.badRequest, "A game holds at most \(Limits.maxChallenges) challenges (dares aside); edit one instead")
+            }
             let newID = nextFreeID(prefix: "c", from: regular + 1) { state.challenges[$0] != nil }
             return [.challengeSaved(challenge: newID, fields: fields, created: true)]
         }
@@ -256,6 +259,9 @@ private struct Decider {
             throw Rejection(.badRequest, "reward.from_character: a gift cannot come from the birthday person")
         }
         guard let id else {
+            guard state.rewards.count < Limits.maxRewards else {
+                throw Rejection(.badRequest, "A game holds at most \(Limits.maxRewards) rewards; edit one instead")
+            }
             let newID = nextFreeID(prefix: "r", from: state.rewards.count + 1) { state.rewards[$0] != nil }
             return [.rewardSaved(reward: newID, fields: fields, created: true)]
         }

@@ -198,6 +198,12 @@ extension SeedContent {
             }
         }
 
+        if challenges.count > Limits.maxChallenges {
+            found.append(SeedProblem(path: "challenges", message: "must hold at most \(Limits.maxChallenges) challenges, got \(challenges.count)"))
+        }
+        if rewards.count > Limits.maxRewards {
+            found.append(SeedProblem(path: "rewards", message: "must hold at most \(Limits.maxRewards) rewards, got \(rewards.count)"))
+        }
         var challengeIDs = Set<String>()
         for (index, challenge) in challenges.enumerated() {
             let path = "challenges[\(index)]"

@@ -153,6 +153,17 @@ import Testing
         given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.option_b.title")
     }
 
+    @Test func aGameHoldsAtMostAHundredChallengesAndTheyMayStillBeEdited() {
+        let added = (16...Limits.maxChallenges).map { Change.challengeSaved(challenge: "c\($0)", fields: Self.fields, created: true) }
+        let full = added.reduce(given()) { $0.and($1) }
+        #expect(full.state.challenges.count == Limits.maxChallenges)
+        full.when(sam, .saveChallenge(id: nil, Self.fields))
+            .thenRejected(.badRequest, "A game holds at most 100 challenges (dares aside); edit one instead")
+        full.when(sam, .saveChallenge(id: "c42", Self.fields)).then([.challengeSaved(challenge: "c42", fields: Self.fields, created: false)])
+        full.when(priya, .saveSecret(title: "Dance", description: "On the table", points: 50))
+            .then([.secretSaved(challenge: "dare-priya", author: "priya", title: "Dance", description: "On the table", points: 50)])
+    }
+
     @Test(arguments: [mia, priya, theo, dani])
     func nobodyElseMaySaveChallenges(actor: Actor) {
         given().when(actor, .saveChallenge(id: nil, Self.fields)).thenRejected(.forbidden, "Only the organizer can add or edit challenges")
@@ -162,6 +173,13 @@ import Testing
 @Suite struct SaveRewardTests {
     static let fields = RewardFields(from: "Aunt Jo", fromCharacter: nil, title: "A Jumper", teaser: "Knitted", type: .video,
                                      content: RewardContent(text: "It is green", urls: ["https://example.com/jumper.mp4"]))
+
+    @Test func aGameHoldsAtMostAHundredRewardsAndTheyMayStillBeEdited() {
+        let full = (10...Limits.maxRewards).reduce(given()) { $0.and(.rewardSaved(reward: "r\($1)", fields: Self.fields, created: true)) }
+        #expect(full.state.rewards.count == Limits.maxRewards)
+        full.when(sam, .saveReward(id: nil, Self.fields)).thenRejected(.badRequest, "A game holds at most 100 rewards; edit one instead")
+        full.when(sam, .saveReward(id: "r42", Self.fields)).then([.rewardSaved(reward: "r42", fields: Self.fields, created: false)])
+    }
 
     @Test(arguments: [sam, admin])
     func creatingGivesTheNextFreeIdAndTheDefaultCostOfItsType(actor: Actor) {

@@ -122,6 +122,18 @@ import Views
                 == ["seed/birthdayquest.json: rewards[1].id: duplicate id \"r01\""])
     }
 
+    @Test func moreChallengesOrRewardsThanAGameHoldsAreAnError() throws {
+        var content = try ShippedSeed.content()
+        let challenge = content.challenges[0]
+        content.challenges += (16...Limits.maxChallenges + 1).map { SeedChallenge(id: "c\($0)", fields: challenge.fields) }
+        content.rewards += (10...Limits.maxRewards + 1).map { SeedReward(id: "r\($0)", fields: content.rewards[0].fields) }
+        #expect(content.problems().map(\.description) == ["challenges: must hold at most 100 challenges, got 101",
+                                                          "rewards: must hold at most 100 rewards, got 101"])
+        content.challenges.removeLast()
+        content.rewards.removeLast()
+        #expect(content.problems().isEmpty, "exactly as many as a game holds is fine")
+    }
+
     @Test func twoBirthdayCharactersAreAnError() throws {
         // Theo gives r05, so a birthday Theo also breaks that reward's giver.
         let lines = try errors([.replace(path: "/characters/3/role", value: "birthday")])
