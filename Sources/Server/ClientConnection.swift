@@ -38,8 +38,12 @@ final class ClientConnection {
     private(set) var isClosing = false
     private var isClosed = false
 
-    init(number: Int, tcp: TCPConnection, server: GameServer, hub: GameHub) {
+    /// The peer network this connection counts against (nil for a loopback peer, not limited).
+    let countedNetwork: String?
+
+    init(number: Int, tcp: TCPConnection, server: GameServer, hub: GameHub, countedNetwork: String?) {
         self.number = number
+        self.countedNetwork = countedNetwork
         self.tcp = tcp
         self.server = server
         self.hub = hub

@@ -8,6 +8,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxLineBytes = 65_536
     /// Open connections at once; the next one is told the server is full and closed.
     public var maxConnections = 4_096
+    /// Open connections from one network (an IPv4 address, an IPv6 /64) at once, so that one
+    /// party cannot take every connection; peers on this machine (loopback) are not limited.
+    public var maxConnectionsPerAddress = 64
     /// Requests per second per connection (token bucket; the burst equals the rate).
     public var requestsPerSecond = 2_000
     /// Bad lines in a row before `bye` `too_many_errors` (PROTOCOL.md: default 20).

@@ -42,6 +42,9 @@ public enum ConfigLoader {
         int("max_batch_requests", "BQ_MAX_BATCH_REQUESTS", "commands per SQLite transaction at most", 1...100_000) { $0.maxBatchRequests = $1 },
         int("max_line_bytes", "BQ_MAX_LINE_BYTES", "longest request line", 256...16 << 20) { $0.limits.maxLineBytes = $1 },
         int("max_connections", "BQ_MAX_CONNECTIONS", "open connections at once", 1...1_000_000) { $0.limits.maxConnections = $1 },
+        int("max_connections_per_address", "BQ_MAX_CONNECTIONS_PER_ADDRESS", "open connections from one address at once (loopback aside)", 1...1_000_000) {
+            $0.limits.maxConnectionsPerAddress = $1
+        },
         int("requests_per_second", "BQ_REQUESTS_PER_SECOND", "requests per second per connection", 1...10_000_000) { $0.limits.requestsPerSecond = $1 },
         int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },
         int("max_queued_bytes", "BQ_MAX_QUEUED_BYTES", "outbound bytes queued per connection before patches are held", 4_096...1 << 30) { $0.limits.maxQueuedBytes = $1 },

@@ -41,6 +41,9 @@ public final class GameServer {
     private var nextConnectionNumber = 0
     private var acceptFailures = LogThrottle()
     private var fullServerRefusals = LogThrottle()
+    private var crowdedNetworkRefusals = LogThrottle()
+    /// Open connections per peer network (`TCPConnection.peerNetwork`), loopback peers aside.
+    private var connectionsPerNetwork: [String: Int] = [:]
     var wrongAdminKeys = LogThrottle()
     let adminKey: String
     /// Wrong admin keys per peer address, when the key is short enough to guess (a configured
@@ -263,17 +266,33 @@ public final class GameServer {
             if let count = fullServerRefusals.record(now: loop.nowMilliseconds) {
                 logger.warning("connection refused: server full", metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
             }
-            // `hello` is the first line of every connection, this one included: a client reads
-            // it before anything else, and then learns why it is being closed.
-            tcp.write(hello(defaultHub))
             let most = config.limits.maxConnections
-            tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, "The server is full (\(most) connection\(most == 1 ? "" : "s")); try again later")))
-            return tcp.closeAfterFlush()
+            return refuse(tcp, "The server is full (\(most) connection\(most == 1 ? "" : "s")); try again later")
+        }
+        let network = tcp.peerIsLoopback ? nil : tcp.peerNetwork
+        if let network {
+            let most = config.limits.maxConnectionsPerAddress
+            guard connectionsPerNetwork[network, default: 0] < most else {
+                if let count = crowdedNetworkRefusals.record(now: loop.nowMilliseconds) {
+                    logger.warning("connection refused: too many from one address",
+                                   metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
+                }
+                return refuse(tcp, "Too many connections from \(network) (\(most) at once); close some and try again")
+            }
+            connectionsPerNetwork[network, default: 0] += 1
         }
         nextConnectionNumber += 1
-        let connection = ClientConnection(number: nextConnectionNumber, tcp: tcp, server: self, hub: defaultHub)
+        let connection = ClientConnection(number: nextConnectionNumber, tcp: tcp, server: self, hub: defaultHub, countedNetwork: network)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
+    }
+
+    /// `hello` is the first line of every connection, a refused one included: a client reads it
+    /// before anything else, and then learns why it is being closed.
+    private func refuse(_ tcp: TCPConnection, _ message: String) {
+        tcp.write(hello(defaultHub))
+        tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, message)))
+        tcp.closeAfterFlush()
     }
 
     /// The first line of every connection.
@@ -295,6 +314,9 @@ public final class GameServer {
         if let count = acceptFailures.takeUnlogged(now: now) {
             logger.warning("could not accept more connections", metadata: ["since last logged": "\(count)"])
         }
+        if let count = crowdedNetworkRefusals.takeUnlogged(now: now) {
+            logger.warning("more connections refused: too many from one address", metadata: ["since last logged": "\(count)"])
+        }
         if let count = fullServerRefusals.takeUnlogged(now: now) {
             logger.warning("more connections refused: server full", metadata: ["since last logged": "\(count)"])
         }
@@ -306,6 +328,10 @@ public final class GameServer {
     func connectionClosed(_ connection: ClientConnection) {
         connection.detach()
         connections[ObjectIdentifier(connection)] = nil
+        if let network = connection.countedNetwork {
+            let left = connectionsPerNetwork[network, default: 1] - 1
+            connectionsPerNetwork[network] = left > 0 ? left : nil
+        }
         if finished && connections.isEmpty {
             graceTimer?.close()
             graceTimer = nil

@@ -159,6 +159,23 @@ func networkName(_ storage: sockaddr_storage) -> String {
     }
 }
 
+/// Whether `storage` is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6): a
+/// peer on this very machine.
+func isLoopback(_ storage: sockaddr_storage) -> Bool {
+    switch Int32(storage.ss_family) {
+    case AF_INET:
+        let v4 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+        return withUnsafeBytes(of: v4.sin_addr) { $0[0] } == 127
+    case AF_INET6:
+        let v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+        let bytes = withUnsafeBytes(of: v6.sin6_addr) { Array($0) }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+        return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
+    default:
+        return false
+    }
+}
+
 /// The port in a socket address, 0 if the family is unknown.
 func port(of storage: sockaddr_storage) -> Int {
     withUnsafeBytes(of: storage) { bytes -> Int in

@@ -44,6 +44,8 @@ public final class TCPConnection: HandleOwner {
     /// The network the peer speaks from (its IPv4 address, or its IPv6 address's /64), for
     /// limits that must hold however many addresses one party uses; "?" when unknown.
     public private(set) var peerNetwork = "?"
+    /// The peer is on this machine (a loopback address).
+    public private(set) var peerIsLoopback = false
 
     /// True until `close()`, `closeAfterFlush()`, EOF or an error.
     public var isOpen: Bool { state == .open }
@@ -74,6 +76,7 @@ public final class TCPConnection: HandleOwner {
         guard let address = tcpAddress(handle, peer: true) else { return }
         peerDescription = describe(address)
         peerNetwork = networkName(address)
+        peerIsLoopback = isLoopback(address)
     }
 
     // MARK: Reading
