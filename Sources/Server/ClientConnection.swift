@@ -18,8 +18,9 @@ final class ClientConnection {
     /// Set while the subscriber is over its queued-bytes bound: patches wait for a snapshot.
     private(set) var isHoldingPatches = false
     private var badLines = 0
-    private var tokens: Double
-    private var lastRefill: UInt64
+    private var requestTokens: TokenBucket
+    /// Resuming from a past version rebuilds that view from the log on the loop thread.
+    private var resumeTokens: TokenBucket
     private(set) var lastActivity: UInt64
     /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
     private var slots: [Slot] = []
@@ -48,8 +49,8 @@ final class ClientConnection {
         self.server = server
         self.hub = hub
         self.framer = LineFramer(maxLineBytes: server.config.limits.maxLineBytes)
-        self.tokens = Double(server.config.limits.requestsPerSecond)
-        self.lastRefill = server.loop.nowMilliseconds
+        self.requestTokens = TokenBucket(perSecond: server.config.limits.requestsPerSecond, now: server.loop.nowMilliseconds)
+        self.resumeTokens = TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: server.loop.nowMilliseconds)
         self.lastActivity = server.idleNow
     }
 
@@ -136,15 +137,10 @@ final class ClientConnection {
     /// Owed a reply: such a connection is waiting on the server, not idle.
     var hasRequestsInFlight: Bool { !slots.isEmpty || !waiting.isEmpty }
 
-    private func takeToken() -> Bool {
-        let rate = Double(server.config.limits.requestsPerSecond)
-        let now = server.loop.nowMilliseconds
-        tokens = min(rate, tokens + Double(now &- lastRefill) * rate / 1000)
-        lastRefill = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
+    private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
+
+    /// For a `subscribe` from a past version: false when this connection resumed too often.
+    func takeResumeToken() -> Bool { resumeTokens.take(now: server.loop.nowMilliseconds) }
 
     /// Gives the line its place in the reply order and starts it.
     private func start(_ line: Incoming) {

@@ -78,7 +78,9 @@ final class GameHub {
         subscribers[ObjectIdentifier(connection)] = connection
         let current = currentView(for: viewer)
         let version = durable.version
-        if let since, since >= 1, since <= version, let old = server.rebuildView(game: name, at: since, for: viewer) {
+        // Back at the version it left (the usual reconnect): nothing to rebuild or compare.
+        if since == version, version >= 1 { return ("patch", Wire.patch(from: version, to: version, ops: [])) }
+        if let since, since >= 1, since < version, let old = server.rebuildView(game: name, at: since, for: viewer) {
             return ("patch", Wire.patch(from: since, to: version, ops: JSONPatch.diff(old, current)))
         }
         return ("snapshot", snapshot(for: viewer))

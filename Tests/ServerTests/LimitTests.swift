@@ -22,6 +22,25 @@ import UV
         try server.stop()
     }
 
+    @Test func resumingFromAPastVersionTooOftenIsRateLimitedAndTheRestStillWorks() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.resumesPerSecond = 1 }
+        let client = try server.connect()
+        _ = try client.signInAsAdmin()
+        let version = try #require(try client.ok("adjust_points", ["delta": 5, "reason": "a second version"])["version"]?.intValue)
+        // Each resume from a past version rebuilds that view from the log on the loop thread.
+        let batch = (1...4).map { #"{"id": \#($0), "op": "subscribe", "since": 1}"# }.joined(separator: "\n") + "\n"
+        try client.sendRaw(Array(batch.utf8))
+        let replies = try (1...4).map { _ in try client.nextReply() }
+        #expect(replies[0]["result"]?["mode"] == "patch")
+        #expect(replies.dropFirst().filter { $0["error"]?["code"] == "rate_limited" }.count >= 2, "\(replies.map { $0.serialized() })")
+        // Resuming where it left off rebuilds nothing and is not limited.
+        let current = try client.ok("subscribe", ["since": .int(version)])
+        #expect(current["result"]?["mode"] == "patch")
+        try server.stop()
+    }
+
     @Test func requestsOverTheRateAreRateLimited() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
