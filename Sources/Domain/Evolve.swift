@@ -25,7 +25,7 @@ extension GameState {
             guard var character = characters[id] else { return }
             if takeover || character.device != device { character.tokenHashes = [] }
             character.device = device
-            character.tokenHashes.append(tokenHash)
+            character.tokenHashes.insert(tokenHash)
             characters[id] = character
 
         case .characterUnclaimed(let id):

@@ -11,7 +11,9 @@ public struct Character: Sendable, Hashable, Codable {
     /// The device that holds the character, nil while it is free.
     public var device: String?
     /// SHA-256 hashes of the tokens that may sign in as this character. Never the tokens.
-    public var tokenHashes: [String]
+    /// A set: a device that claims again on every reconnect gathers thousands, and each sign-in
+    /// and each of the character's commands looks one up. (Encoded as an array, in no order.)
+    public var tokenHashes: Set<String>
 
     public var isClaimed: Bool { device != nil }
 }
