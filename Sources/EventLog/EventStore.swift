@@ -231,6 +231,17 @@ public final class EventStore {
         return Snapshot(version: statement.int64(0), state: statement.string(1))
     }
 
+    /// How many commits failed to sync to disk, and the time (ms since 1970) of the last one:
+    /// each is recorded where it happened (`settleFailedSync`), for the operator to hear of.
+    public func syncFailures() throws(StorageError) -> (count: Int, lastAt: Int64?) {
+        guard schemaVersion >= 4 else { return (0, nil) }
+        let statement = try connection.statement("SELECT count(*), max(at) FROM sync_failures")
+        defer { statement.reset() }
+        guard try statement.step() else { return (0, nil) }
+        let count = Int(statement.int64(0))
+        return (count, count > 0 ? statement.int64(1) : nil)
+    }
+
     /// Every snapshot of the game, ascending by version.
     public func snapshots(game: String) throws(StorageError) -> [Snapshot] {
         let statement = try connection.statement(

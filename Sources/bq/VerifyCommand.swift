@@ -1,5 +1,6 @@
 import ArgumentParser
 import Server
+import Views
 
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "verify", abstract: "Replay every game from version 1 and check every invariant and snapshot.")
@@ -19,6 +20,10 @@ struct VerifyCommand: ParsableCommand {
             print("game \(game): \(version) events replayed")
         }
         print("\(report.snapshotsChecked) snapshots checked")
+        if report.syncFailures > 0, let last = report.lastSyncFailureAt {
+            print("note: the disk failed to sync \(report.syncFailures) commit\(report.syncFailures == 1 ? "" : "s") (refused; "
+                + "none of them is in the log), the last at \(formatTimestamp(last)): check the disk")
+        }
         if report.isClean {
             print("verify: ok")
         } else {
