@@ -136,7 +136,7 @@ private struct Decider {
         guard challenge.isOnBoard else { throw Rejection(.notFound, "No challenge \"\(id)\"") }
         guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is already completed") }
         if option == .b && challenge.optionB == nil {
-            throw Rejection(.badRequest, "\"\(challenge.title)\" has no option b")
+            throw Rejection(.badRequest, "option: \"\(challenge.title)\" has no option b, only a")
         }
         switch proof {
         case .text(let text): try requireLength(text, Limits.proofText, "proof.text")
