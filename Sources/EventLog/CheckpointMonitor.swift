@@ -14,8 +14,8 @@ public enum CheckpointReport: Sendable, Equatable {
 /// reports of changes: the first failure of a run and the success that ends it. A disk that
 /// stays full fails every pass, and one line per pass would bury the log.
 ///
-/// Threads: `record` is called from both threads; `report` runs on the caller's thread,
-/// outside the lock.
+/// Threads: `record` is called from both threads; `report` runs on the caller's thread, under
+/// the lock, so that the two threads' reports cannot overtake each other.
 final class CheckpointMonitor: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -41,15 +41,13 @@ final class CheckpointMonitor: @unchecked Sendable {
 
     func record(_ error: StorageError?) {
         lock.lock()
-        let change: CheckpointReport?
+        defer { lock.unlock() }
         if let error {
             failures += 1
-            change = failures == 1 ? .failing(error) : nil
+            if failures == 1 { report(.failing(error)) }
         } else {
-            change = failures > 0 ? .recovered(failures: failures) : nil
+            if failures > 0 { report(.recovered(failures: failures)) }
             failures = 0
         }
-        lock.unlock()
-        if let change { report(change) }
     }
 }

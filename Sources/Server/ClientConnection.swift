@@ -121,21 +121,24 @@ final class ClientConnection {
         return true
     }
 
-    /// Lines wait unstarted while this much output waits for the peer to read it: a client that
-    /// pipelines reads and never reads their replies would otherwise have every line of a read
-    /// answered, a whole view each, into memory. They start again when the socket drains.
+    /// Lines wait unstarted, and reading pauses, while this much output waits for the peer to
+    /// read it: a client that pipelines reads and never reads their replies would otherwise have
+    /// every line of a read answered, a whole view each, into memory. They start again when the
+    /// socket drains. At shutdown every line is answered (`unavailable`, a few bytes) before `bye`.
     private var isOwedTooMuch: Bool {
-        outbound.count + tcp.queuedWriteBytes > server.config.limits.maxQueuedBytes * 4
+        !server.shuttingDown && outbound.count + tcp.queuedWriteBytes > server.config.limits.maxQueuedBytes * 4
     }
 
-    /// Starts lines held by `isOwedTooMuch` once the output gathered for them has gone to a
-    /// socket that took it whole (no drain callback comes then). Called after the turn's writes.
+    /// Starts held lines, and reads again, once the output that held them has gone to a socket
+    /// that took it whole: no drain callback comes then. Called after the turn's writes, and
+    /// before `bye` at shutdown.
     func startHeldLines() {
-        if !waiting.isEmpty, !isOwedTooMuch { pump() }
+        if !waiting.isEmpty || readingPaused, !isOwedTooMuch { pump() }
     }
 
-    /// Owed a reply: such a connection is waiting on the server, not idle.
-    var hasRequestsInFlight: Bool { !slots.isEmpty || !waiting.isEmpty }
+    /// Owed a reply: such a connection is waiting on the server, not idle. Lines held because
+    /// the peer does not read what it is owed do not count: that peer is idle.
+    var hasRequestsInFlight: Bool { !slots.isEmpty || (!waiting.isEmpty && !isOwedTooMuch) }
 
     private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
 

@@ -78,7 +78,7 @@ extension GameServer {
         case .state:
             target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
         case .subscribe(let since):
-            if let since, (1..<version).contains(since), !connection.takeResumeToken() {
+            if let since, since >= 1, since < version, !connection.takeResumeToken() {
                 return target.error(request.id, ProtocolError(.rateLimited,
                     "More than \(config.limits.resumesPerSecond) subscribes from a past version per second; try again in a moment"))
             }

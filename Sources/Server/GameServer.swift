@@ -161,7 +161,6 @@ public final class GameServer {
         return String(mode, radix: 8)
     }
 
-    /// SQLite reports a full disk at open as an I/O error; say what it is.
     /// Runs on the writer's or the checkpointer's thread (the log handler is thread-safe).
     private static func log(_ report: CheckpointReport, to logger: Logger) {
         switch report {
@@ -173,6 +172,7 @@ public final class GameServer {
         }
     }
 
+    /// SQLite reports a full disk at open as an I/O error; say what it is.
     private static func fullDiskHint(_ directory: String) -> String {
         var stats = statvfs()
         guard statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 else { return "" }
@@ -342,7 +342,8 @@ public final class GameServer {
 
     /// One write per connection per loop turn: replies and patches gathered. Lines a
     /// connection held back for its unread output may start once that is written, and what
-    /// they produce goes out in this same turn: the loop may block for I/O right after.
+    /// they produce (replies, commands for the writer) goes out in this same turn: the loop
+    /// may block for I/O right after.
     private func flushDirty() {
         repeat {
             handAppendsToWriter()
@@ -351,6 +352,7 @@ public final class GameServer {
             for connection in batch { connection.flush() }
             for connection in batch { connection.startHeldLines() }
         } while !dirty.isEmpty
+        handAppendsToWriter()
     }
 
     /// Now, for idle timing.
@@ -409,7 +411,10 @@ public final class GameServer {
     private func finishShutdownIfIdle() {
         guard !finished, !hubs.values.contains(where: \.hasPending) else { return }
         finished = true
-        for connection in connections.values { connection.sayGoodbye(.serverShutdown) }
+        for connection in connections.values {
+            connection.startHeldLines()
+            connection.sayGoodbye(.serverShutdown)
+        }
         writer.shutdown()
         reader.close()
         wakeup.close()

@@ -34,4 +34,92 @@ import Testing
                 "the mutation after the reads started only once their replies were read, after the other client's")
         try server.stop()
     }
+
+    /// Two replies of a whole view each go past the bound in one read, and reading pauses;
+    /// a socket that takes them whole sends no drain callback, and nothing is left waiting.
+    @Test func readingResumesOnceOutputThatPausedItWasWrittenWhole() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.maxQueuedBytes = 4_096 }
+        let client = try server.connect()
+        _ = try client.signInAsAdmin()
+        try client.sendRaw(Array((#"{"id":"a","op":"state"}"# + "\n" + #"{"id":"b","op":"state"}"# + "\n").utf8))
+        #expect(try client.nextReply()["id"] == "a")
+        #expect(try client.nextReply()["id"] == "b")
+        try client.ok("ping")
+        try server.stop()
+    }
+
+    /// A mutation held behind unread output and started after the turn's writes reaches the
+    /// writer in that turn, not whenever the loop next wakes (a timer, seconds later).
+    @Test func aMutationStartedAfterTheTurnsWritesIsCommittedInThatTurn() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.maxQueuedBytes = 4_096 }
+        let client = try server.connect()
+        // Well under the 10 s of the server's next timer, which would otherwise hand it over.
+        client.timeoutMilliseconds = 5_000
+        _ = try client.signInAsAdmin()
+        try client.sendRaw(Array((#"{"id":"a","op":"state"}"# + "\n" + #"{"id":"b","op":"state"}"# + "\n"
+            + #"{"id":"m","op":"adjust_points","delta":1,"reason":"held"}"# + "\n").utf8))
+        _ = try client.nextReply()
+        _ = try client.nextReply()
+        #expect(try client.nextReply()["ok"] == .bool(true))
+        try server.stop()
+    }
+
+    /// At shutdown, lines held behind unread output are answered (`unavailable`) before `bye`.
+    @Test func heldLinesAreAnsweredBeforeByeAtShutdown() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.maxQueuedBytes = 4_096 }
+        let greedy = try server.connect(receiveBufferBytes: 4_096)
+        _ = try greedy.signInAsAdmin()
+        let reads = 300
+        try greedy.sendRaw(Array((1...reads).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))
+        // The lines were read (and held) before another client's sign-in was answered: they
+        // reached the server first.
+        _ = try server.connect().signInAsAdmin()
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { try? server.stop(); stopped.signal() }.start()
+        var answered = 0
+        var bye: String?
+        while bye == nil, let message = try greedy.readMessage() {
+            if let id = message["id"], id != .null { answered += 1 }
+            bye = message["push"] == "bye" ? message["reason"]?.stringValue : nil
+        }
+        #expect(answered == reads, "every line read gets its reply before bye")
+        #expect(bye == "server_shutdown")
+        stopped.wait()
+    }
+
+    /// A peer that leaves lines held behind output it does not read is idle, not waiting on
+    /// the server: the idle timeout closes it (it would otherwise hold that output for ever).
+    @Test func aPeerThatDoesNotReadWhatItIsOwedIsIdle() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let now = LockedBox<UInt64>(0)
+        let server = try ServerHarness(dataDirectory: dir.path, configure: {
+            $0.limits.maxQueuedBytes = 4_096
+            $0.limits.idleTimeoutSeconds = 10
+        }, idleClock: { now.value })
+        let greedy = try server.connect(receiveBufferBytes: 4_096)
+        _ = try greedy.signInAsAdmin()
+        try greedy.sendRaw(Array((1...300).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))
+        let probe = try server.connect()
+        _ = try probe.signInAsAdmin()   // the greedy lines were read (and held) by then
+        now.update { $0 = 11_000 }
+        // Both have been silent for 11 s; the probe's bye says the server's sweep has run.
+        while probe.byeReason == nil, try probe.readMessage() != nil {}
+        #expect(probe.byeReason == "idle_timeout")
+        var answered = 0
+        var bye: String?
+        while bye == nil, let message = try greedy.readMessage() {
+            if let id = message["id"], id != .null { answered += 1 }
+            bye = message["push"] == "bye" ? message["reason"]?.stringValue : nil
+        }
+        #expect(bye == "idle_timeout")
+        #expect(answered < 300, "the lines it left held were not started for it")
+        try server.stop()
+    }
 }
