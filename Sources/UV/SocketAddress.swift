@@ -133,9 +133,11 @@ func describe(_ storage: sockaddr_storage) -> String {
 }
 
 /// The network a peer at `storage` speaks from, for counting what one party does however many
-/// addresses it uses: an IPv4 address itself ("192.0.2.7"), an IPv6 address's /64 prefix
-/// ("2001:db8:1:2::/64": a host is usually given a whole /64 and may pick any address in it),
-/// and an IPv4-mapped IPv6 address as the IPv4 address it maps. "?" when the family is unknown.
+/// addresses it uses: an IPv4 address itself ("192.0.2.7"); a global IPv6 address's /64 prefix
+/// ("2001:db8:1:2::/64": a host on the Internet may pick any address of its /64 at will); a
+/// link-local (fe80::/10) or unique local (fc00::/7) IPv6 address itself, because every device
+/// of one home network shares those /64s; an IPv4-mapped IPv6 address as the IPv4 address it
+/// maps. "?" when the family is unknown.
 func networkName(_ storage: sockaddr_storage) -> String {
     var name = [CChar](repeating: 0, count: 64)
     switch Int32(storage.ss_family) {
@@ -148,6 +150,13 @@ func networkName(_ storage: sockaddr_storage) -> String {
         var bytes = withUnsafeBytes(of: v6.sin6_addr) { Array($0) }
         if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
             return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        let isLinkLocal = bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
+        let isUniqueLocal = bytes[0] & 0xfe == 0xfc
+        if isLinkLocal || isUniqueLocal {
+            v6.sin6_port = 0
+            uv_ip6_name(&v6, &name, name.count)
+            return text(name)
         }
         for index in 8..<16 { bytes[index] = 0 }
         withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: bytes) }

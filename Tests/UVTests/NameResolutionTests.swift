@@ -37,6 +37,11 @@ struct NameResolutionTests {
         #expect(try network("2001:db8:1:3::1") != network("2001:db8:1:2::1"))
         #expect(try network("::ffff:192.0.2.7") == "192.0.2.7", "an IPv4 client of a dual-stack socket is its IPv4 address")
         #expect(try network("::1") == "::/64")
+        // Every device of one home network shares its link-local and unique local /64s: there
+        // the address itself is the party, or one guest would count for all of them.
+        #expect(try network("fe80::1:2:3:4") == "fe80::1:2:3:4")
+        #expect(try network("fd00::2") == "fd00::2")
+        #expect(try network("fd00::2") != network("fd00::3"))
     }
 
     @Test("numericHost gives the literal a name resolves to, and a literal as it is")
