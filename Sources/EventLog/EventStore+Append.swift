@@ -48,11 +48,15 @@ extension EventStore {
                 versions[request.game] = after
                 results.append(.committed(version: after))
             }
+        } catch {
+            rollback()
+            return failAll(batch, error)
+        }
+        do {
             try connection.run("COMMIT")
         } catch {
             rollback()
-            if error.isSyncFailure { return settleFailedSync(batch, error) }
-            return failAll(batch, error)
+            return settleFailedCommit(batch, error)
         }
         versionCache.merge(versions) { _, new in new }
         return results
@@ -140,26 +144,32 @@ extension EventStore {
         }
     }
 
-    /// A COMMIT whose sync failed has already written its frames, commit mark included, to the
-    /// WAL file. SQLite counts the transaction as rolled back, but the first process to open the
-    /// log after a crash rebuilds the WAL's index from that file and would replay it: a change
-    /// refused as "nothing was committed" would reappear. The next commit is written over those
-    /// frames, so one more, a record of the failure, settles it once it is durable; if that
-    /// cannot be made durable either, the batch's outcome is uncertain and said to be.
-    private func settleFailedSync(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {
+    /// A COMMIT that failed after writing its last frame (its sync failed, or growing the WAL's
+    /// index did) has left the transaction, commit mark included, in the WAL file. SQLite counts
+    /// it as rolled back, but the first process to open the log after a crash rebuilds the
+    /// index from that file and would replay it: a change refused as "nothing was committed"
+    /// would reappear. The next commit starts where that one did: its frames replace the
+    /// failed one's first frames, and the checksums that chain each frame to the one before
+    /// stop recovery at its end. So one more commit, a record of the failure, settles it once
+    /// it is durable; if that cannot be made durable either, the outcome is uncertain and said
+    /// to be. A COMMIT that failed writing (a full disk) never wrote a whole commit frame.
+    private func settleFailedCommit(_ batch: [AppendRequest], _ commitError: StorageError) -> [AppendResult] {
+        if commitError.code == SQLITE_FULL || commitError.extendedCode == SQLITE_IOERR | (3 << 8) {  // SQLITE_IOERR_WRITE
+            return failAll(batch, commitError)
+        }
         do throws(StorageError) {
             try connection.run("BEGIN IMMEDIATE")
-            let insert = try connection.statement("INSERT INTO sync_failures(at, error) VALUES (?1, ?2)")
+            let insert = try connection.statement("INSERT INTO failed_commits(at, error) VALUES (?1, ?2)")
             try insert.bind(1, Int64(Date().timeIntervalSince1970 * 1000))
-            try insert.bind(2, error.description)
+            try insert.bind(2, commitError.description)
             try insert.run()
             try connection.run("COMMIT")
         } catch {
             rollback()
-            _ = failAll(batch, error)
-            return batch.map { _ in .uncertain(error) }
+            _ = failAll(batch, commitError)
+            return batch.map { _ in .uncertain(commitError) }
         }
-        return failAll(batch, error)
+        return failAll(batch, commitError)
     }
 
     private func failAll(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {

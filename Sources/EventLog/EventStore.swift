@@ -231,11 +231,13 @@ public final class EventStore {
         return Snapshot(version: statement.int64(0), state: statement.string(1))
     }
 
-    /// How many commits failed to sync to disk, and the time (ms since 1970) of the last one:
-    /// each is recorded where it happened (`settleFailedSync`), for the operator to hear of.
-    public func syncFailures() throws(StorageError) -> (count: Int, lastAt: Int64?) {
+    /// How many commits failed at the disk after writing their last frame (a failed sync, say),
+    /// and the time (ms since 1970) of the last: each is recorded where it happened
+    /// (`settleFailedCommit`), for the operator to hear of. Those whose record could not be
+    /// made durable either are not counted.
+    public func failedCommits() throws(StorageError) -> (count: Int, lastAt: Int64?) {
         guard schemaVersion >= 4 else { return (0, nil) }
-        let statement = try connection.statement("SELECT count(*), max(at) FROM sync_failures")
+        let statement = try connection.statement("SELECT count(*), max(at) FROM failed_commits")
         defer { statement.reset() }
         guard try statement.step() else { return (0, nil) }
         let count = Int(statement.int64(0))

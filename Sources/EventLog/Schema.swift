@@ -70,10 +70,11 @@ enum Schema {
         CREATE INDEX idempotency_by_version ON idempotency(game, version);
         DROP INDEX idempotency_by_game;
         """,
-        // 4: a record of each commit whose sync failed, written over what that commit left in
-        // the WAL so that it cannot come back after a crash (`EventStore.settleFailedSync`).
+        // 4: a record of each commit that failed after writing its last frame (its sync failed),
+        // written over what that commit left in the WAL so that it cannot come back after a
+        // crash (`EventStore.settleFailedCommit`).
         """
-        CREATE TABLE sync_failures(
+        CREATE TABLE failed_commits(
             seq INTEGER PRIMARY KEY,
             at INTEGER NOT NULL,
             error TEXT NOT NULL

@@ -27,13 +27,6 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         return text
     }
 
-    /// The disk did not confirm a sync (`fsync`/`fdatasync` failed): what was written before it
-    /// may or may not be on disk.
-    var isSyncFailure: Bool {
-        // SQLITE_IOERR_FSYNC and SQLITE_IOERR_DIR_FSYNC (C macros with shifts: not imported).
-        extendedCode == SQLITE_IOERR | (4 << 8) || extendedCode == SQLITE_IOERR | (5 << 8)
-    }
-
     /// An API misuse detected before touching the database (for example a snapshot beyond the
     /// version its request produces).
     static func misuse(_ message: String) -> StorageError {

@@ -8,10 +8,10 @@ public enum LogVerifier {
         public var games: [String: Int] = [:]
         public var problems: [String] = []
         public var snapshotsChecked = 0
-        /// Commits the disk failed to sync (refused then, so not problems of the log itself,
-        /// but a sign of a failing disk), and when the last one was.
-        public var syncFailures = 0
-        public var lastSyncFailureAt: Int64?
+        /// Commits that failed at the disk (a failed sync, say) and were refused: not problems
+        /// of the log itself, but a sign of a failing disk. And when the last one was.
+        public var failedCommits = 0
+        public var lastFailedCommitAt: Int64?
         public var isClean: Bool { problems.isEmpty }
     }
 
@@ -19,7 +19,7 @@ public enum LogVerifier {
         let store = try EventStore(path: path, options: StoreOptions(readOnly: true))
         defer { store.close() }
         var report = Report()
-        (report.syncFailures, report.lastSyncFailureAt) = try store.syncFailures()
+        (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()
         for game in try store.games() {
             try verify(game: game, store: store, into: &report)
         }

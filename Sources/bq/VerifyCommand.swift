@@ -20,9 +20,10 @@ struct VerifyCommand: ParsableCommand {
             print("game \(game): \(version) events replayed")
         }
         print("\(report.snapshotsChecked) snapshots checked")
-        if report.syncFailures > 0, let last = report.lastSyncFailureAt {
-            print("note: the disk failed to sync \(report.syncFailures) commit\(report.syncFailures == 1 ? "" : "s") (refused; "
-                + "none of them is in the log), the last at \(formatTimestamp(last)): check the disk")
+        if report.failedCommits > 0, let last = report.lastFailedCommitAt {
+            let count = report.failedCommits
+            print("note: \(count) commit\(count == 1 ? "" : "s") failed at the disk (a failed sync, say) and "
+                + "\(count == 1 ? "was" : "were") refused, the last at \(formatTimestamp(last)): check the disk")
         }
         if report.isClean {
             print("verify: ok")

@@ -29,7 +29,7 @@ import Testing
             defer { store.close() }
             #expect(outcome == "failed")
             #expect(try store.version(game: "g") == 1, "the refused commit came back")
-            let failures = try store.syncFailures()
+            let failures = try store.failedCommits()
             #expect(failures.count == 1 && failures.lastAt != nil, "the record written over it is there, for bq verify to tell")
         }
     }

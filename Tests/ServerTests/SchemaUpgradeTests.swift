@@ -25,7 +25,7 @@ import Testing
             ALTER TABLE events_v1 RENAME TO events;
             DROP INDEX idempotency_by_version;
             CREATE INDEX idempotency_by_game ON idempotency(game, seq);
-            DROP TABLE sync_failures;
+            DROP TABLE failed_commits;
             PRAGMA user_version=1;
             COMMIT;
             """)
