@@ -48,6 +48,7 @@ extension EventStore {
                 versions[request.game] = after
                 results.append(.committed(version: after))
             }
+            try recordFailures(unrecordedFailures)
         } catch {
             rollback()
             return failAll(batch, error)
@@ -58,6 +59,7 @@ extension EventStore {
             rollback()
             return settleFailedCommit(batch, error)
         }
+        unrecordedFailures = []
         versionCache.merge(versions) { _, new in new }
         return results
     }
@@ -157,19 +159,29 @@ extension EventStore {
         if commitError.code == SQLITE_FULL || commitError.extendedCode == SQLITE_IOERR | (3 << 8) {  // SQLITE_IOERR_WRITE
             return failAll(batch, commitError)
         }
+        unrecordedFailures.append((at: Int64(Date().timeIntervalSince1970 * 1000), error: commitError.description))
         do throws(StorageError) {
             try connection.run("BEGIN IMMEDIATE")
-            let insert = try connection.statement("INSERT INTO failed_commits(at, error) VALUES (?1, ?2)")
-            try insert.bind(1, Int64(Date().timeIntervalSince1970 * 1000))
-            try insert.bind(2, commitError.description)
-            try insert.run()
+            try recordFailures(unrecordedFailures)
             try connection.run("COMMIT")
         } catch {
             rollback()
             _ = failAll(batch, commitError)
             return batch.map { _ in .uncertain(commitError) }
         }
+        unrecordedFailures = []
         return failAll(batch, commitError)
+    }
+
+    /// Inserts records of failed commits into the open transaction.
+    private func recordFailures(_ failures: [(at: Int64, error: String)]) throws(StorageError) {
+        guard !failures.isEmpty else { return }
+        let insert = try connection.statement("INSERT INTO failed_commits(at, error) VALUES (?1, ?2)")
+        for failure in failures {
+            try insert.bind(1, failure.at)
+            try insert.bind(2, failure.error)
+            try insert.run()
+        }
     }
 
     private func failAll(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {

@@ -13,6 +13,9 @@ public final class EventStore {
     /// other connection has committed since, dropped entirely after a failed transaction.
     var versionCache: [String: Int64] = [:]
     var cachedDataVersion: Int64 = -1
+    /// Failed commits whose record (`failed_commits`) could not be made durable yet: the next
+    /// commit that succeeds writes them.
+    var unrecordedFailures: [(at: Int64, error: String)] = []
     /// The file's schema: the current one, except for a read-only store on a file that only
     /// `bq serve` will migrate (reads then use that schema's tables).
     private(set) var schemaVersion = Schema.currentVersion
@@ -233,8 +236,7 @@ public final class EventStore {
 
     /// How many commits failed at the disk after writing their last frame (a failed sync, say),
     /// and the time (ms since 1970) of the last: each is recorded where it happened
-    /// (`settleFailedCommit`), for the operator to hear of. Those whose record could not be
-    /// made durable either are not counted.
+    /// (`settleFailedCommit`, or the next commit that succeeds), for the operator to hear of.
     public func failedCommits() throws(StorageError) -> (count: Int, lastAt: Int64?) {
         guard schemaVersion >= 4 else { return (0, nil) }
         let statement = try connection.statement("SELECT count(*), max(at) FROM failed_commits")

@@ -19,8 +19,6 @@ final class ClientConnection {
     private(set) var isHoldingPatches = false
     private var badLines = 0
     private var requestTokens: TokenBucket
-    /// Resuming from a past version rebuilds that view from the log on the loop thread.
-    private var resumeTokens: TokenBucket
     private(set) var lastActivity: UInt64
     /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
     private var slots: [Slot] = []
@@ -50,7 +48,6 @@ final class ClientConnection {
         self.hub = hub
         self.framer = LineFramer(maxLineBytes: server.config.limits.maxLineBytes)
         self.requestTokens = TokenBucket(perSecond: server.config.limits.requestsPerSecond, now: server.loop.nowMilliseconds)
-        self.resumeTokens = TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: server.loop.nowMilliseconds)
         self.lastActivity = server.idleNow
     }
 
@@ -141,9 +138,6 @@ final class ClientConnection {
     var hasRequestsInFlight: Bool { !slots.isEmpty || (!waiting.isEmpty && !isOwedTooMuch) }
 
     private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
-
-    /// For a `subscribe` from a past version: false when this connection resumed too often.
-    func takeResumeToken() -> Bool { resumeTokens.take(now: server.loop.nowMilliseconds) }
 
     /// Gives the line its place in the reply order and starts it.
     private func start(_ line: Incoming) {

@@ -13,8 +13,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxConnectionsPerAddress = 64
     /// Requests per second per connection (token bucket; the burst equals the rate).
     public var requestsPerSecond = 2_000
-    /// `subscribe` requests from a past version per second per connection (burst the same):
-    /// each rebuilds that version's view from the log on the loop thread.
+    /// `subscribe` requests from a past version per second per viewer (a character, or admin),
+    /// over all their connections (burst the same): each rebuilds that version's view from the
+    /// log on the loop thread.
     public var resumesPerSecond = 100
     /// Bad lines in a row before `bye` `too_many_errors` (PROTOCOL.md: default 20).
     public var maxBadLines = 20

@@ -46,7 +46,7 @@ public enum ConfigLoader {
             $0.limits.maxConnectionsPerAddress = $1
         },
         int("requests_per_second", "BQ_REQUESTS_PER_SECOND", "requests per second per connection", 1...10_000_000) { $0.limits.requestsPerSecond = $1 },
-        int("resumes_per_second", "BQ_RESUMES_PER_SECOND", "subscribes from a past version per second per connection", 1...1_000_000) {
+        int("resumes_per_second", "BQ_RESUMES_PER_SECOND", "subscribes from a past version per second per viewer", 1...1_000_000) {
             $0.limits.resumesPerSecond = $1
         },
         int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },

@@ -20,6 +20,9 @@ final class GameHub {
     private var views: [Viewer: CachedView] = [:]
     /// Wrong PINs of this game's characters.
     var pinGuard = GuessGuard()
+    /// Resumes from a past version, per viewer: each rebuilds that version's view on the loop
+    /// thread, so one person's connections share one budget however many they open.
+    private var resumeBudgets: [Viewer: TokenBucket] = [:]
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
     private unowned let server: GameServer
@@ -70,6 +73,14 @@ final class GameHub {
         let fresh = view(durable, for: viewer)
         views[viewer] = CachedView(version: durable.version, view: fresh)
         return fresh
+    }
+
+    /// For a `subscribe` from a past version: false when this viewer resumed too often.
+    func takeResumeToken(for viewer: Viewer) -> Bool {
+        let now = server.loop.nowMilliseconds
+        var budget = resumeBudgets[viewer] ?? TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: now)
+        defer { resumeBudgets[viewer] = budget }
+        return budget.take(now: now)
     }
 
     /// Subscribes and returns the push that starts the connection's view: a snapshot,
@@ -247,13 +258,12 @@ final class GameHub {
             failAll(ProtocolError(.unavailable, "The game's log and the server's copy of it disagree; nothing was committed. "
                 + "The organizer must restart the server"))
         case .failed(let error):
-            server.logger.error("commit failed", metadata: ["game": "\(name)", "error": "\(error)"])
+            server.commitFailed(game: name, error: error, outcomeUnknown: false)
             failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"))
         case .uncertain(let error):
             // Not `unavailable`: that code promises nothing was committed, and after a crash
             // this may turn out to have been.
-            server.logger.critical("a commit failed while syncing to disk and may reappear after a crash; check the disk",
-                                   metadata: ["game": "\(name)", "error": "\(error)"])
+            server.commitFailed(game: name, error: error, outcomeUnknown: true)
             failAll(ProtocolError(.internal, "The disk failed while saving this, and it may or may not have been saved. "
                 + "A retry with the same idem key applies it at most once; without one, check the game first"))
         }

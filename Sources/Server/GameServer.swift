@@ -40,6 +40,8 @@ public final class GameServer {
     private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
     private var nextConnectionNumber = 0
     private var acceptFailures = LogThrottle()
+    private var commitFailures = LogThrottle()
+    private var uncertainCommits = LogThrottle()
     private var fullServerRefusals = LogThrottle()
     private var crowdedNetworkRefusals = LogThrottle()
     /// Open connections per peer network (`TCPConnection.peerNetwork`), loopback peers aside.
@@ -309,8 +311,28 @@ public final class GameServer {
         logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
     }
 
+    /// A commit the writer could not make. A failing disk fails every batch: logged once per
+    /// burst, with the count of the rest, like the peers' floods above (those of unknown
+    /// outcome apart, so that the plain failures cannot hide them).
+    func commitFailed(game: String, error: StorageError, outcomeUnknown: Bool) {
+        let now = loop.nowMilliseconds
+        guard let count = outcomeUnknown ? uncertainCommits.record(now: now) : commitFailures.record(now: now) else { return }
+        let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since last logged": "\(count)"]
+        if outcomeUnknown {
+            logger.critical("a commit failed at the disk and may reappear after a crash; check the disk", metadata: metadata)
+        } else {
+            logger.error("commit failed", metadata: metadata)
+        }
+    }
+
     private func reportThrottledLogs() {
         let now = loop.nowMilliseconds
+        if let count = commitFailures.takeUnlogged(now: now) {
+            logger.error("more commits failed", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = uncertainCommits.takeUnlogged(now: now) {
+            logger.critical("more commits failed at the disk and may reappear after a crash", metadata: ["since last logged": "\(count)"])
+        }
         if let count = acceptFailures.takeUnlogged(now: now) {
             logger.warning("could not accept more connections", metadata: ["since last logged": "\(count)"])
         }

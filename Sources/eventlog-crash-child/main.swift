@@ -2,9 +2,12 @@
 //
 //   eventlog-crash-child <dbpath> <seed> <count>   append <count> requests, acknowledging each
 //   eventlog-crash-child bench <directory> <events> print LogBenchmark figures
-//   eventlog-crash-child failsync <dbpath> <failures> commit version 1, then version 2 with the
+//   eventlog-crash-child failsync <dbpath> <failures> [again]
+//                                                   commit version 1, then version 2 with the
 //                                                   next <failures> WAL syncs failing; print the
-//                                                   second append's result and wait to be killed
+//                                                   second append's result (and with "again", try
+//                                                   version 2 once more and print that) and wait
+//                                                   to be killed
 //
 // Each request's acknowledgement is one stdout line, written (unbuffered) only after its
 // transaction committed: `ack <game> <version after> <idempotency key...>`. Event payloads are
@@ -24,7 +27,7 @@ if arguments.count == 4, arguments[1] == "bench" {
     print(LogBenchmark.run(directory: arguments[2], eventsPerCase: Int(arguments[3]) ?? 10_000))
     exit(0)
 }
-if arguments.count == 4, arguments[1] == "failsync", let failures = Int(arguments[3]) {
+if (4...5).contains(arguments.count), arguments[1] == "failsync", let failures = Int(arguments[3]) {
     FailingSyncVFS.install()
     do {
         let store = try EventStore(path: arguments[2])
@@ -33,13 +36,17 @@ if arguments.count == 4, arguments[1] == "failsync", let failures = Int(argument
         }
         guard store.append(tick(after: 0)) == .committed(version: 1) else { fail("the first append did not commit") }
         FailingSyncVFS.syncFailuresLeft = failures
-        let outcome = switch store.append(tick(after: 1)) {
-        case .committed: "committed"
-        case .conflict: "conflict"
-        case .failed: "failed"
-        case .uncertain: "uncertain"
+        func outcome(_ result: AppendResult) -> String {
+            switch result {
+            case .committed: "committed"
+            case .conflict: "conflict"
+            case .failed: "failed"
+            case .uncertain: "uncertain"
+            }
         }
-        FileHandle.standardOutput.write(Data((outcome + "\n").utf8))
+        var lines = outcome(store.append(tick(after: 1)))
+        if arguments.count == 5 { lines += "\n" + outcome(store.append(tick(after: 1))) }
+        FileHandle.standardOutput.write(Data((lines + "\n").utf8))
         // Killed here, with the connection open: closing it would checkpoint and tidy the WAL.
         while true { pause() }
     } catch {
