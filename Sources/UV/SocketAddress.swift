@@ -117,19 +117,9 @@ func withSockaddr<R>(_ storage: inout sockaddr_storage,
 
 /// "127.0.0.1:4747" or "[::1]:4747"; "?" when the family is unknown.
 func describe(_ storage: sockaddr_storage) -> String {
-    var name = [CChar](repeating: 0, count: 64)
-    switch Int32(storage.ss_family) {
-    case AF_INET:
-        var v4 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
-        uv_ip4_name(&v4, &name, name.count)
-        return "\(text(name)):\(UInt16(bigEndian: v4.sin_port))"
-    case AF_INET6:
-        var v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
-        uv_ip6_name(&v6, &name, name.count)
-        return "[\(text(name))]:\(UInt16(bigEndian: v6.sin6_port))"
-    default:
-        return "?"
-    }
+    guard let address = addressText(storage) else { return "?" }
+    let isV6 = Int32(storage.ss_family) == AF_INET6
+    return isV6 ? "[\(address)]:\(port(of: storage))" : "\(address):\(port(of: storage))"
 }
 
 /// The network a peer at `storage` speaks from, for counting what one party does however many
@@ -139,33 +129,37 @@ func describe(_ storage: sockaddr_storage) -> String {
 /// of one home network shares those /64s; an IPv4-mapped IPv6 address as the IPv4 address it
 /// maps. "?" when the family is unknown.
 func networkName(_ storage: sockaddr_storage) -> String {
+    guard Int32(storage.ss_family) == AF_INET6 else { return addressText(storage) ?? "?" }
+    var v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+    var bytes = withUnsafeBytes(of: v6.sin6_addr) { Array($0) }
+    if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+        return bytes[12...].map(String.init).joined(separator: ".")
+    }
+    let isLinkLocal = bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
+    let isUniqueLocal = bytes[0] & 0xfe == 0xfc
+    if isLinkLocal || isUniqueLocal { return addressText(storage) ?? "?" }
+    for index in 8..<16 { bytes[index] = 0 }
+    withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: bytes) }
+    var prefix = sockaddr_storage()
+    withUnsafeMutableBytes(of: &prefix) { $0.storeBytes(of: v6, as: sockaddr_in6.self) }
+    return (addressText(prefix) ?? "?") + "/64"
+}
+
+/// The address of `storage` as text, without its port ("127.0.0.1", "::1"); nil when the
+/// family is unknown.
+private func addressText(_ storage: sockaddr_storage) -> String? {
     var name = [CChar](repeating: 0, count: 64)
     switch Int32(storage.ss_family) {
     case AF_INET:
         var v4 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
         uv_ip4_name(&v4, &name, name.count)
-        return text(name)
     case AF_INET6:
         var v6 = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
-        var bytes = withUnsafeBytes(of: v6.sin6_addr) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
-            return bytes[12...].map(String.init).joined(separator: ".")
-        }
-        let isLinkLocal = bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
-        let isUniqueLocal = bytes[0] & 0xfe == 0xfc
-        if isLinkLocal || isUniqueLocal {
-            v6.sin6_port = 0
-            uv_ip6_name(&v6, &name, name.count)
-            return text(name)
-        }
-        for index in 8..<16 { bytes[index] = 0 }
-        withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: bytes) }
-        v6.sin6_port = 0
         uv_ip6_name(&v6, &name, name.count)
-        return text(name) + "/64"
     default:
-        return "?"
+        return nil
     }
+    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Whether `storage` is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6): a
@@ -206,9 +200,4 @@ func tcpAddress(_ handle: UnsafeMutablePointer<uv_tcp_t>, peer: Bool) -> sockadd
                     : uv_tcp_getsockname(handle, address, &length)
     }
     return status == 0 ? storage : nil
-}
-
-/// The C string `uv_ip4_name`/`uv_ip6_name` wrote into `name`.
-private func text(_ name: [CChar]) -> String {
-    String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
