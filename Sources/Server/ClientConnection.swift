@@ -53,7 +53,7 @@ final class ClientConnection {
 
     var viewer: Viewer? { subscribed ? identity?.viewer : nil }
     var peer: String { tcp.peerDescription }
-    /// Where the peer speaks from, as one party counts: its IPv4 address, or its IPv6 /64.
+    /// Where the peer speaks from, as one party counts (`TCPConnection.peerNetwork`).
     var peerNetwork: String { tcp.peerNetwork }
 
     func start() {

@@ -48,9 +48,10 @@ public final class GameServer {
     private var connectionsPerNetwork: [String: Int] = [:]
     var wrongAdminKeys = LogThrottle()
     let adminKey: String
-    /// Wrong admin keys per peer address, when the key is short enough to guess (a configured
-    /// one may be; the generated one is 256 bits, and then nothing is counted). Per address, so
-    /// that a guesser elsewhere cannot keep the organizer's console out; a minute at most.
+    /// Wrong admin keys per peer network (`TCPConnection.peerNetwork`), when the key is short
+    /// enough to guess (a configured one may be; the generated one is 256 bits, and then nothing
+    /// is counted). Per network, so that a guesser elsewhere cannot keep the organizer's console
+    /// out; a minute at most.
     var adminKeyGuard = GuessGuard(maxLockout: 60 * 1000)
     /// Keys at least this long (in characters) are beyond guessing by trying them all.
     static let guessableAdminKeyLength = 32

@@ -41,8 +41,9 @@ public final class TCPConnection: HandleOwner {
     public private(set) var queuedWriteBytes = 0
     /// The peer's address, e.g. "127.0.0.1:53122" or "[::1]:53122".
     public private(set) var peerDescription = "?"
-    /// The network the peer speaks from (its IPv4 address, or its IPv6 address's /64), for
-    /// limits that must hold however many addresses one party uses; "?" when unknown.
+    /// The network the peer speaks from (its IPv4 address, a global IPv6 address's /64, a local
+    /// IPv6 address), for limits that must hold however many addresses one party uses; "?" when
+    /// unknown.
     public private(set) var peerNetwork = "?"
     /// The peer is on this machine (a loopback address).
     public private(set) var peerIsLoopback = false
