@@ -23,9 +23,11 @@ final class GameHub {
     /// Resumes from a past version, per viewer: each rebuilds that version's view on the loop
     /// thread, so one person's connections share one budget however many they open.
     private var resumeBudgets: [Viewer: TokenBucket] = [:]
+    /// Resumes that found their viewer's budget spent, in arrival order (`GameHub+Resumes`).
+    var deferredResumes: [DeferredResume] = []
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
-    private unowned let server: GameServer
+    unowned let server: GameServer
     /// Commits whose patches and replies go out at the end of this loop turn.
     private var committedThisTurn: [PendingCommand] = []
     /// The durable version when this turn's first commit arrived, and what its commits touched.
@@ -61,6 +63,15 @@ final class GameHub {
     func leave(_ connection: ClientConnection) {
         members[ObjectIdentifier(connection)] = nil
         subscribers[ObjectIdentifier(connection)] = nil
+        if !deferredResumes.isEmpty { deferredResumes.removeAll { $0.connection === connection } }
+    }
+
+    /// For a `subscribe` from a past version: false when this viewer resumed too often.
+    func takeResumeToken(for viewer: Viewer) -> Bool {
+        let now = server.loop.nowMilliseconds
+        var budget = resumeBudgets[viewer] ?? TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: now)
+        defer { resumeBudgets[viewer] = budget }
+        return budget.take(now: now)
     }
 
     func unsubscribe(_ connection: ClientConnection) { subscribers[ObjectIdentifier(connection)] = nil }
@@ -73,14 +84,6 @@ final class GameHub {
         let fresh = view(durable, for: viewer)
         views[viewer] = CachedView(version: durable.version, view: fresh)
         return fresh
-    }
-
-    /// For a `subscribe` from a past version: false when this viewer resumed too often.
-    func takeResumeToken(for viewer: Viewer) -> Bool {
-        let now = server.loop.nowMilliseconds
-        var budget = resumeBudgets[viewer] ?? TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: now)
-        defer { resumeBudgets[viewer] = budget }
-        return budget.take(now: now)
     }
 
     /// Subscribes and returns the push that starts the connection's view: a snapshot,

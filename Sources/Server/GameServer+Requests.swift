@@ -78,12 +78,7 @@ extension GameServer {
         case .state:
             target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
         case .subscribe(let since):
-            if let since, since >= 1, since < version, !hub.takeResumeToken(for: identity.viewer) {
-                return target.error(request.id, ProtocolError(.rateLimited,
-                    "More than \(config.limits.resumesPerSecond) subscribes from a past version per second for one viewer; try again in a moment"))
-            }
-            let start = connection.subscribe(since: since)
-            target.ok(request.id, version: version, result: .object(["mode": .string(start.mode)]), then: start.push)
+            hub.subscribe(connection, since: since, id: request.id, target: target)
         case .unsubscribe:
             connection.unsubscribe()
             target.ok(request.id, version: version, result: .object([:]))

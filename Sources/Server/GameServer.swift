@@ -33,6 +33,10 @@ public final class GameServer {
     private var idleTimer: LoopTimer?
     /// Reports the tail of a burst of throttled warnings (`LogThrottle`).
     private var logTimer: LoopTimer?
+    /// Answers resumes waiting for their viewer's budget (`GameHub+Resumes`); runs only while
+    /// some wait.
+    private var resumeTimer: LoopTimer?
+    private var resumeTimerRunning = false
     private var stopWakeup: AsyncWakeup!
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
     private var dirty: [ClientConnection] = []
@@ -150,6 +154,7 @@ public final class GameServer {
         for signal in signals { signal.close() }
         idleTimer?.close()
         logTimer?.close()
+        resumeTimer?.close()
         loop.run()
         try? loop.close()
         writer.shutdown()
@@ -245,6 +250,7 @@ public final class GameServer {
         let reporter = try LoopTimer(loop: loop)
         reporter.start(afterMilliseconds: 10_000, repeatMilliseconds: 10_000) { [unowned self] in self.reportThrottledLogs() }
         logTimer = reporter
+        resumeTimer = try LoopTimer(loop: loop)
         listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
         listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
@@ -310,6 +316,23 @@ public final class GameServer {
     private func acceptFailed(_ error: UVError) {
         guard let count = acceptFailures.record(now: loop.nowMilliseconds) else { return }
         logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
+    }
+
+    /// Some hub holds a resume until its viewer's budget refills: look every 10 ms (the budget's
+    /// grain at its default of 100 a second) until none waits.
+    func resumesWaiting() {
+        guard !resumeTimerRunning, let resumeTimer else { return }
+        resumeTimerRunning = true
+        resumeTimer.start(afterMilliseconds: 10, repeatMilliseconds: 10) { [unowned self] in
+            var anyWaiting = false
+            for hub in self.hubs.values {
+                if hub.answerDeferredResumes() { anyWaiting = true }
+            }
+            if !anyWaiting {
+                self.resumeTimer?.stop()
+                self.resumeTimerRunning = false
+            }
+        }
     }
 
     /// A commit the writer could not make. A failing disk fails every batch: logged once per
@@ -434,6 +457,7 @@ public final class GameServer {
     private func finishShutdownIfIdle() {
         guard !finished, !hubs.values.contains(where: \.hasPending) else { return }
         finished = true
+        for hub in hubs.values { hub.refuseDeferredResumes(ProtocolError(.unavailable, "The server is shutting down")) }
         for connection in connections.values {
             connection.startHeldLines()
             connection.sayGoodbye(.serverShutdown)
@@ -446,6 +470,7 @@ public final class GameServer {
         for signal in signals { signal.close() }
         idleTimer?.close()
         logTimer?.close()
+        resumeTimer?.close()
         // A peer that never reads would keep its connection (and so the loop) open forever.
         if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {
             timer.start(afterMilliseconds: UInt64(shutdownGraceMilliseconds)) { [unowned self] in

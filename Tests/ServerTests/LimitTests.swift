@@ -22,32 +22,6 @@ import UV
         try server.stop()
     }
 
-    @Test func resumingFromAPastVersionTooOftenIsRateLimitedPerViewerAndTheRestStillWorks() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.resumesPerSecond = 1 }
-        let client = try server.connect()
-        _ = try client.signInAsAdmin()
-        try client.ok("adjust_points", ["delta": 5, "reason": "a second version"])
-        // Each resume from a past version rebuilds that view from the log on the loop thread.
-        let batch = (1...4).map { #"{"id": \#($0), "op": "subscribe", "since": 1}"# }.joined(separator: "\n") + "\n"
-        try client.sendRaw(Array(batch.utf8))
-        let replies = try (1...4).map { _ in try client.nextReply() }
-        #expect(replies[0]["result"]?["mode"] == "patch")
-        #expect(replies.dropFirst().filter { $0["error"]?["code"] == "rate_limited" }.count >= 2, "\(replies.map { $0.serialized() })")
-        // The budget is the viewer's, over all its connections; another viewer has its own.
-        let second = try server.connect()
-        _ = try second.signInAsAdmin()
-        #expect(try second.call("subscribe", ["since": 1])["error"]?["code"] == "rate_limited")
-        let mia = try server.connect()
-        try mia.ok("claim", ["character": "mia", "device": "phone"])
-        #expect(try mia.ok("subscribe", ["since": 1])["result"]?["mode"] == "patch")
-        // Resuming where it left off rebuilds nothing and is not limited.
-        let current = try client.ok("subscribe", ["since": .int(try client.currentVersion())])
-        #expect(current["result"]?["mode"] == "patch")
-        try server.stop()
-    }
-
     @Test func requestsOverTheRateAreRateLimited() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
