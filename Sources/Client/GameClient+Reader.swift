@@ -193,7 +193,18 @@ extension GameClient {
         if resubscribe {
             var request: [String: JSONValue] = ["op": "subscribe"]
             if let since, since > 0 { request["since"] = .int(since) }
-            _ = try syncRequest(connection, request)
+            var reply = try syncRequest(connection, request)
+            if reply["ok"]?.boolValue != true, request["since"] != nil {
+                // Resuming from a version may be refused for a while (a server that limits
+                // rebuilding past views, say); a snapshot of the present needs no past.
+                reply = try syncRequest(connection, ["op": "subscribe"])
+            }
+            guard reply["ok"]?.boolValue == true else {
+                // Signed in but not subscribed, the screen would sit on an old game with no
+                // word of it: this reconnect has not worked yet, and the next try starts over.
+                let message = reply["error"]?["message"]?.stringValue ?? "refused"
+                throw ClientError.protocolViolation("subscribing again was refused: \(message)")
+            }
         }
     }
 

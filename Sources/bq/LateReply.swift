@@ -8,6 +8,9 @@ func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: St
     switch result {
     case .success(let reply):
         return style.green("✓ ") + "The \(what) sent earlier went through [version \(reply.version ?? 0)]."
+    case .failure(.refused(let refusal)) where refusal.code == "internal":
+        // Not a refusal: the server failed, and its words say what is known of the change.
+        return style.red("✗ ") + "The \(what) sent earlier met a server error: \(refusal.message.terminalSafe)"
     case .failure(let error):
         return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description.terminalSafe)"
     }

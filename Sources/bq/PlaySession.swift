@@ -192,17 +192,20 @@ final class PlaySession: @unchecked Sendable {
         // The last view the person was told about: a fresh snapshot (after a gap, or after the
         // server held patches back) is announced as the changes since then, like a patch.
         let shown = ShownView(home)
-        let announce: @Sendable (JSONValue) -> Void = { [terminal, style] view in
-            guard let before = shown.swap(view) else { return }
+        /// Prints what changed for this person; false when nothing did (a change they cannot see).
+        let announce: @Sendable (JSONValue) -> Bool = { [terminal, style] view in
+            guard let before = shown.swap(view) else { return false }
             let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
-            if lines.isEmpty { return }
+            if lines.isEmpty { return false }
             if Terminal.stdinIsTerminal { terminal.line() }
             for line in lines { terminal.line(line) }
+            return true
         }
         client.onEvent { [terminal, style, weak self] event in
             switch event {
             case .patch(_, _, _, _, let view), .snapshot(_, let view):
-                announce(view)
+                // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
+                guard announce(view) else { return }
             case .disconnected:
                 terminal.line(style.yellow("Connection lost; reconnecting…"))
             case .reconnected:
@@ -222,7 +225,7 @@ final class PlaySession: @unchecked Sendable {
             if self?.isRunningCommand != true { terminal.prompt(style.bold("> ")) }
         }
         // What changed between the home screen and the observer's start would go untold.
-        if let now = client.view { announce(now) }
+        if let now = client.view { _ = announce(now) }
         return true
     }
 

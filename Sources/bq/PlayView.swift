@@ -376,6 +376,8 @@ extension PlayView {
     }
 }
 
+/// Members by id, numbers in ids by value: the organizer's c100 comes after c99, not after c10.
 private func sortedMembers(_ object: JSONValue?) -> [(id: String, value: JSONValue)] {
-    (object?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { (id: $0.key, value: $0.value) }
+    (object?.objectValue ?? [:]).sorted { $0.key.compare($1.key, options: .numeric) == .orderedAscending }
+        .map { (id: $0.key, value: $0.value) }
 }

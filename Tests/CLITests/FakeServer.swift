@@ -4,13 +4,15 @@ import UV
 
 /// A scripted stand-in for the server, for what a real server never does on purpose (a patch
 /// that does not chain). Runs its own libuv loop on its own thread; `respond` runs there, gets
-/// each request but `ping` and returns the lines to send back.
+/// each request but `ping` and returns the lines to send back; a line `FakeServer.hangUp`
+/// among them closes the connection once the lines before it are written.
 final class FakeServer: @unchecked Sendable {
     /// Set by the loop thread before `ready` is signalled, then only read.
     private(set) var port = 0
     private var stopper: AsyncWakeup?
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    static let hangUp: JSONValue = ["fake": "hang up"]
 
     init(hello: JSONValue, respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
@@ -35,7 +37,10 @@ final class FakeServer: @unchecked Sendable {
                             connection.write(Array((pong.serialized() + "\n").utf8))
                             continue
                         }
-                        for out in respond(request) { connection.write(Array((out.serialized() + "\n").utf8)) }
+                        for out in respond(request) {
+                            if out == FakeServer.hangUp { connection.closeAfterFlush(); break }
+                            connection.write(Array((out.serialized() + "\n").utf8))
+                        }
                     }
                 }
                 connection.write(Array((hello.serialized() + "\n").utf8))

@@ -38,6 +38,42 @@ import Testing
         #expect(client.view?["game"]?["points"] == 50)
     }
 
+    /// After a reconnect the client resumes from its version; if the server refuses that for a
+    /// while, a snapshot of the present will do. Without either the screen would sit on an old
+    /// game unannounced.
+    @Test func aRefusedResumeAfterAReconnectFallsBackToASnapshot() throws {
+        final class Script: @unchecked Sendable {
+            let lock = NSLock()
+            var subscribes: [JSONValue] = []
+            func record(_ request: JSONValue) -> Int { lock.lock(); defer { lock.unlock() }; subscribes.append(request); return subscribes.count }
+        }
+        let script = Script()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            guard request["op"] == "subscribe" else { return [["id": id, "ok": true, "version": 1, "result": [:]]] }
+            switch script.record(request) {
+            case 1:  // subscribed, then the connection drops
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]], FakeServer.hangUp]
+            case 2:  // the resume from version 1 is refused
+                return [["id": id, "ok": false, "error": ["code": "rate_limited", "message": "not now"]]]
+            default:
+                return [["id": id, "ok": true, "version": 5, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 5, "state": ["game": ["points": 50]]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.initialBackoff = 0.05
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.subscribe()
+        #expect(client.waitForMirror(atLeast: 5, timeout: 10), "the mirror stayed at \(client.version)")
+        #expect(client.view?["game"]?["points"] == 50)
+        let asked = script.lock.withLock { script.subscribes }
+        #expect(asked.count == 3 && asked[1]["since"] == 1 && asked[2]["since"] == nil, "\(asked.map { $0.serialized() })")
+    }
+
     /// A read whose wait timed out still owns its place among the replies: a refusal with
     /// `"id": null` in that place is its answer, not the answer of the mutation sent after it
     /// (which would tell the person a committed change was refused).
