@@ -170,7 +170,7 @@ extension GameClient {
         if ping["ok"]?.boolValue != true, ping["id"]?.isNull == true {
             throw ClientError.serverFull(ping["error"]?["message"]?.stringValue ?? "the server turned the connection away")
         }
-        let (credentials, resubscribe, since) = locked { (savedCredentials, subscribed, mirror == nil ? nil : mirrorVersion) }
+        let (credentials, since) = locked { (savedCredentials, mirror == nil ? nil : mirrorVersion) }
         if let credentials {
             let request: [String: JSONValue]
             switch credentials {
@@ -186,11 +186,15 @@ extension GameClient {
                 guard reply["error"]?["code"]?.stringValue == "unauthenticated" else {
                     throw ClientError.protocolViolation("sign-in not possible right now: \(message)")
                 }
-                locked { savedCredentials = nil }
+                // Signed out, as after `bye unclaimed`: nothing to subscribe to as anyone.
+                locked {
+                    savedCredentials = nil
+                    subscribed = false
+                }
                 emit([.sessionLost(reason: message)])
             }
         }
-        if resubscribe {
+        if locked({ subscribed }) {
             var request: [String: JSONValue] = ["op": "subscribe"]
             if let since, since > 0 { request["since"] = .int(since) }
             var reply = try syncRequest(connection, request)
@@ -199,11 +203,16 @@ extension GameClient {
                 // rebuilding past views, say); a snapshot of the present needs no past.
                 reply = try syncRequest(connection, ["op": "subscribe"])
             }
-            guard reply["ok"]?.boolValue == true else {
-                // Signed in but not subscribed, the screen would sit on an old game with no
-                // word of it: this reconnect has not worked yet, and the next try starts over.
+            if reply["ok"]?.boolValue != true {
+                // Signed in but not subscribed, the screen would sit on an old game with no word
+                // of it. A refusal that passes (a busy or failing server) makes this reconnect
+                // start over; any other will not pass by trying again.
                 let message = reply["error"]?["message"]?.stringValue ?? "refused"
-                throw ClientError.protocolViolation("subscribing again was refused: \(message)")
+                let code = reply["error"]?["code"]?.stringValue
+                guard code != "rate_limited", code != "unavailable", code != "internal" else {
+                    throw ClientError.protocolViolation("subscribing again was refused for now: \(message)")
+                }
+                locked { subscribed = false }
             }
         }
     }

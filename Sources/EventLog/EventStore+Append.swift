@@ -159,7 +159,14 @@ extension EventStore {
         if commitError.code == SQLITE_FULL || commitError.extendedCode == SQLITE_IOERR | (3 << 8) {  // SQLITE_IOERR_WRITE
             return failAll(batch, commitError)
         }
-        unrecordedFailures.append((at: Int64(Date().timeIntervalSince1970 * 1000), error: commitError.description))
+        let failure = (at: Int64(Date().timeIntervalSince1970 * 1000), error: commitError.description)
+        // A disk that fails every sync for hours fails every batch: the records of an outage
+        // are its first ones and its latest, not one per batch re-sent with every attempt.
+        if unrecordedFailures.count < Self.maxUnrecordedFailures {
+            unrecordedFailures.append(failure)
+        } else {
+            unrecordedFailures[unrecordedFailures.count - 1] = failure
+        }
         do throws(StorageError) {
             try connection.run("BEGIN IMMEDIATE")
             try recordFailures(unrecordedFailures)

@@ -14,8 +14,9 @@ public final class EventStore {
     var versionCache: [String: Int64] = [:]
     var cachedDataVersion: Int64 = -1
     /// Failed commits whose record (`failed_commits`) could not be made durable yet: the next
-    /// commit that succeeds writes them.
+    /// commit that succeeds writes them (at most `maxUnrecordedFailures`, the last the latest).
     var unrecordedFailures: [(at: Int64, error: String)] = []
+    static let maxUnrecordedFailures = 100
     /// The file's schema: the current one, except for a read-only store on a file that only
     /// `bq serve` will migrate (reads then use that schema's tables).
     private(set) var schemaVersion = Schema.currentVersion

@@ -32,21 +32,23 @@ extension GameHub {
     }
 
     /// Answers the waiting resumes whose viewers have budget again, each viewer's in arrival
-    /// order; true while some still wait. An answer lets its connection start its next lines,
-    /// which may be resumes that wait in turn: they queue behind those still waiting here.
-    func answerDeferredResumes() -> Bool {
-        let queued = deferredResumes
-        deferredResumes = []
-        var stillWaiting: [DeferredResume] = []
-        for resume in queued {
-            if stillWaiting.contains(where: { $0.viewer == resume.viewer }) || !takeResumeToken(for: resume.viewer) {
-                stillWaiting.append(resume)
+    /// order. An answer lets its connection start its next lines, which may be resumes that
+    /// wait in turn: they are appended, behind those still waiting, and `subscribe` sees those.
+    func answerDeferredResumes() {
+        var blocked = Set<Viewer>()
+        var index = 0
+        while index < deferredResumes.count {
+            let resume = deferredResumes[index]
+            if resume.connection.isClosing {
+                deferredResumes.remove(at: index)
+            } else if blocked.contains(resume.viewer) || !takeResumeToken(for: resume.viewer) {
+                blocked.insert(resume.viewer)
+                index += 1
             } else {
+                deferredResumes.remove(at: index)
                 answer(resume.connection, since: resume.since, id: resume.id, target: resume.target)
             }
         }
-        deferredResumes = stillWaiting + deferredResumes
-        return !deferredResumes.isEmpty
     }
 
     /// At shutdown: every waiting resume gets `error` (nothing else will answer it).

@@ -324,11 +324,10 @@ public final class GameServer {
         guard !resumeTimerRunning, let resumeTimer else { return }
         resumeTimerRunning = true
         resumeTimer.start(afterMilliseconds: 10, repeatMilliseconds: 10) { [unowned self] in
-            var anyWaiting = false
-            for hub in self.hubs.values {
-                if hub.answerDeferredResumes() { anyWaiting = true }
-            }
-            if !anyWaiting {
+            for hub in self.hubs.values { hub.answerDeferredResumes() }
+            // Checked after all: an answer may let its connection move to a game already done
+            // this tick and wait there.
+            if !self.hubs.values.contains(where: { !$0.deferredResumes.isEmpty }) {
                 self.resumeTimer?.stop()
                 self.resumeTimerRunning = false
             }

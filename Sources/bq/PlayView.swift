@@ -24,7 +24,10 @@ struct PlayView {
     var points: Int { game["points"]?.intValue ?? 0 }
     var challenges: [(id: String, value: JSONValue)] { sortedMembers(json["challenges"]) }
     var rewards: [(id: String, value: JSONValue)] {
-        sortedMembers(json["rewards"]).sorted { ($0.value["order"]?.intValue ?? 0, $0.id) < ($1.value["order"]?.intValue ?? 0, $1.id) }
+        // `sortedMembers` is by id already, and a stable sort keeps that among equal orders.
+        sortedMembers(json["rewards"]).enumerated()
+            .sorted { ($0.element.value["order"]?.intValue ?? 0, $0.offset) < ($1.element.value["order"]?.intValue ?? 0, $1.offset) }
+            .map(\.element)
     }
     var timeline: [JSONValue] { json["timeline"]?.arrayValue ?? [] }
 

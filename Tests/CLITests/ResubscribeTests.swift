@@ -74,6 +74,42 @@ import Testing
         #expect(asked.count == 3 && asked[1]["since"] == 1 && asked[2]["since"] == nil, "\(asked.map { $0.serialized() })")
     }
 
+    /// A token revoked while the client was away: its sign-in is refused (the session is lost),
+    /// and so would be a resubscribe. The reconnect still completes, so the app can claim again.
+    @Test func aReconnectWhoseSessionWasLostStillCompletes() throws {
+        final class Script: @unchecked Sendable {
+            let lock = NSLock()
+            var requests: [JSONValue] = []
+            func record(_ request: JSONValue) -> Int { lock.lock(); defer { lock.unlock() }; requests.append(request); return requests.count }
+        }
+        let script = Script()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch (script.record(request), request["op"]?.stringValue) {
+            case (1, _): return [["id": id, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday"]]]
+            case (2, _):  // subscribed, then the connection drops
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]], FakeServer.hangUp]
+            case (_, "auth"?): return [["id": id, "ok": false, "error": ["code": "unauthenticated", "message": "revoked"]]]
+            case (_, "subscribe"?): return [["id": id, "ok": false, "error": ["code": "unauthenticated", "message": "Sign in first"]]]
+            default: return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.initialBackoff = 0.05
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let reconnected = DispatchSemaphore(value: 0)
+        client.onEvent { event in
+            if case .reconnected = event { reconnected.signal() }
+        }
+        _ = try client.request("auth", ["token": "t"])
+        try client.subscribe()
+        #expect(reconnected.wait(timeout: .now() + 10) == .success,
+                "\(script.lock.withLock { script.requests.suffix(4).map { $0.serialized() } })")
+    }
+
     /// A read whose wait timed out still owns its place among the replies: a refusal with
     /// `"id": null` in that place is its answer, not the answer of the mutation sent after it
     /// (which would tell the person a committed change was refused).

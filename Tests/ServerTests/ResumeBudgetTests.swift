@@ -82,4 +82,32 @@ import Testing
         #expect(client.byeReason == "server_shutdown")
         stopped.wait()
     }
+
+    /// An answered resume lets its connection go on: here to sign in to another game and resume
+    /// there, where it waits in turn. The timer must keep running for it, whichever game it
+    /// looked at first (the games' order is a dictionary's: several names try both orders).
+    @Test(arguments: ["aa", "g2", "g4", "zz"])
+    func aResumeThatWaitsInAnotherGameIsStillAnswered(other: String) throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.games = ["main", other]
+            $0.limits.resumesPerSecond = 1
+        }
+        for game in ["main", other] {
+            let setup = try server.connect()
+            _ = try setup.signInAsAdmin(game: game)
+            try setup.ok("adjust_points", ["delta": 5, "reason": "a second version"])
+        }
+        let client = try server.connect()
+        _ = try client.signInAsAdmin()
+        let lines = [#"{"id": 1, "op": "subscribe", "since": 1}"#, #"{"id": 2, "op": "subscribe", "since": 1}"#,
+                     #"{"id": 3, "op": "admin", "key": "\#(ServerHarness.adminKey)", "game": "\#(other)"}"#,
+                     #"{"id": 4, "op": "subscribe", "since": 1}"#, #"{"id": 5, "op": "subscribe", "since": 1}"#]
+        try client.sendRaw(Array((lines.joined(separator: "\n") + "\n").utf8))
+        let replies = try (1...5).map { _ in try client.nextReply() }
+        #expect(replies.map { $0["id"] } == [1, 2, 3, 4, 5])
+        #expect(replies.allSatisfy { $0["ok"] == .bool(true) })
+        try server.stop()
+    }
 }
