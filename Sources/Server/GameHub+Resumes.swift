@@ -12,7 +12,7 @@ struct DeferredResume {
 }
 
 /// `subscribe` from a past version rebuilds that version's view from the log on the loop
-/// thread, which every player waits on. Each viewer, over all its connections, gets
+/// thread, which every player waits on. Each viewer of the game, over all its connections, gets
 /// `resumes_per_second` of them; one past that waits, its reply slot held, until the budget
 /// refills. It is never refused: every version in the log must stay resumable.
 extension GameHub {
