@@ -26,17 +26,23 @@ struct AdminConsole: ParsableCommand {
     private func converse(_ context: AdminContext) {
         let terminal = context.terminal
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
+        let prompt = terminal.style.bold("admin> ")
+        let turn = ConsoleTurn()
         context.client.onEvent { event in
             switch event {
             case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
             case .reconnected: terminal.line(terminal.style.green("Reconnected."))
             case .lateReply(let op, let result): terminal.line(lateReplyLine(op, result, style: terminal.style))
-            default: break
+            default: return
             }
+            // Printed over the prompt the organizer was typing at: show it again (a command
+            // that is running prints its result and then a prompt of its own).
+            turn.whileWaiting { terminal.prompt(prompt) }
         }
         while true {
-            terminal.prompt(terminal.style.bold("admin> "))
+            turn.waitForInput { terminal.prompt(prompt) }
             guard let line = readLine(strippingNewline: true) else { return }
+            turn.commandStarted()
             guard let words = splitCommandLine(line) else {
                 terminal.line("A quote is not closed: nothing was sent.")
                 continue
@@ -65,5 +71,27 @@ struct AdminConsole: ParsableCommand {
             case .notAnOperation: terminal.line("\(first) is not available inside the console.")
             }
         }
+    }
+}
+
+/// Whether the console waits for the organizer's input or runs a command, for what prints a
+/// prompt: the flag and the prompt change together, under one lock, so a prompt is never
+/// printed twice nor missed.
+private final class ConsoleTurn: @unchecked Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var waiting = false
+
+    func waitForInput(_ prompt: () -> Void) {
+        lock.withLock {
+            waiting = true
+            prompt()
+        }
+    }
+
+    func commandStarted() { lock.withLock { waiting = false } }
+
+    func whileWaiting(_ body: () -> Void) {
+        lock.withLock { if waiting { body() } }
     }
 }
