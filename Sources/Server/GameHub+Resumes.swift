@@ -16,8 +16,9 @@ struct DeferredResume {
 /// `resumes_per_second` of them; one past that waits, its reply slot held, until the budget
 /// refills. It is never refused: every version in the log must stay resumable.
 extension GameHub {
-    /// Subscribes `connection` (signed in) from `since`, now or once its viewer's budget allows.
-    func subscribe(_ connection: ClientConnection, since: Int?, id: RequestID, target: ReplyTarget) {
+    /// Answers a `subscribe` request of `connection` (signed in) from `since`: now, or once its
+    /// viewer's budget allows. (`subscribe(_:viewer:since:)` is what each answer does.)
+    func handleSubscribe(from connection: ClientConnection, since: Int?, id: RequestID, target: ReplyTarget) {
         let viewer = connection.identity!.viewer
         guard let since, since >= 1, since < durable.version else {
             return answer(connection, since: since, id: id, target: target)

@@ -78,7 +78,7 @@ extension GameServer {
         case .state:
             target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
         case .subscribe(let since):
-            hub.subscribe(connection, since: since, id: request.id, target: target)
+            hub.handleSubscribe(from: connection, since: since, id: request.id, target: target)
         case .unsubscribe:
             connection.unsubscribe()
             target.ok(request.id, version: version, result: .object([:]))

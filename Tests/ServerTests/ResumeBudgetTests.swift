@@ -6,13 +6,27 @@ import Testing
 /// turn (each rebuilds a past view on the loop thread); none is refused, since every version
 /// in the log must stay resumable.
 @Suite struct ResumeBudgetTests {
+    /// A server whose viewers may each resume once a second, with a version 2 in each of
+    /// `games` to resume from version 1 to.
+    private func serverWithOneResumeASecond(in dir: TempDirectory, games: [String] = ["main"]) throws -> ServerHarness {
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.games = games
+            $0.limits.resumesPerSecond = 1
+        }
+        for game in games {
+            let setup = try server.connect()
+            _ = try setup.signInAsAdmin(game: game)
+            try setup.ok("adjust_points", ["delta": 5, "reason": "a second version"])
+        }
+        return server
+    }
+
     @Test func resumesBeyondTheBudgetWaitTheirTurnInOrderAndAreNeverRefused() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.resumesPerSecond = 1 }
+        let server = try serverWithOneResumeASecond(in: dir)
         let client = try server.connect()
         _ = try client.signInAsAdmin()
-        try client.ok("adjust_points", ["delta": 5, "reason": "a second version"])
         let lines = (1...3).map { #"{"id": \#($0), "op": "subscribe", "since": 1}"# } + [#"{"id": 4, "op": "ping"}"#]
         try client.sendRaw(Array((lines.joined(separator: "\n") + "\n").utf8))
         let replies = try (1...4).map { _ in try client.nextReply() }
@@ -34,12 +48,11 @@ import Testing
     @Test func aWaitingResumeGetsNoLivePatchBeforeItsReply() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.resumesPerSecond = 1 }
+        let server = try serverWithOneResumeASecond(in: dir)
         let watcher = try server.connect()
         _ = try watcher.signInAsAdmin()
         let admin = try server.connect()
         _ = try admin.signInAsAdmin()
-        try admin.ok("adjust_points", ["delta": 5, "reason": "a second version"])
         // One read: the first takes the budget, the second waits, both before the reply to the first.
         try watcher.sendRaw(Array((#"{"id": "first", "op": "subscribe", "since": 1}"# + "\n"
             + #"{"id": "second", "op": "subscribe", "since": 1}"# + "\n").utf8))
@@ -65,10 +78,9 @@ import Testing
     @Test func aWaitingResumeIsAnsweredBeforeByeAtShutdown() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.resumesPerSecond = 1 }
+        let server = try serverWithOneResumeASecond(in: dir)
         let client = try server.connect()
         _ = try client.signInAsAdmin()
-        try client.ok("adjust_points", ["delta": 5, "reason": "a second version"])
         let lines = (1...3).map { #"{"id": \#($0), "op": "subscribe", "since": 1}"# }
         try client.sendRaw(Array((lines.joined(separator: "\n") + "\n").utf8))
         #expect(try client.nextReply()["ok"] == .bool(true), "the first had budget; the others were read with it")
@@ -90,15 +102,7 @@ import Testing
     func aResumeThatWaitsInAnotherGameIsStillAnswered(other: String) throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) {
-            $0.games = ["main", other]
-            $0.limits.resumesPerSecond = 1
-        }
-        for game in ["main", other] {
-            let setup = try server.connect()
-            _ = try setup.signInAsAdmin(game: game)
-            try setup.ok("adjust_points", ["delta": 5, "reason": "a second version"])
-        }
+        let server = try serverWithOneResumeASecond(in: dir, games: ["main", other])
         let client = try server.connect()
         _ = try client.signInAsAdmin()
         let lines = [#"{"id": 1, "op": "subscribe", "since": 1}"#, #"{"id": 2, "op": "subscribe", "since": 1}"#,
