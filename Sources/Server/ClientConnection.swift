@@ -232,15 +232,16 @@ final class ClientConnection {
         // A subscriber stays one, but its view is now someone else's: it starts over from a
         // snapshot of the new one (which names its viewer in `me`), then patches as before.
         if viewChanges && subscribed {
-            let start = subscribe(since: nil)
+            let start = subscribe(since: nil, past: nil)
             push(start.push, version: hub.durable.version)
         }
     }
 
-    func subscribe(since: Int?) -> (mode: String, push: [UInt8]) {
+    /// `past`: the view at `since`, when it had to be rebuilt (`GameHub.subscribe`).
+    func subscribe(since: Int?, past: JSONValue?) -> (mode: String, push: [UInt8]) {
         subscribed = true
         isHoldingPatches = false
-        let start = hub.subscribe(self, viewer: identity!.viewer, since: since)
+        let start = hub.subscribe(self, viewer: identity!.viewer, since: since, past: past)
         sentVersion = hub.durable.version
         return start
     }

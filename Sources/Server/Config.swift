@@ -15,7 +15,7 @@ public struct ServerLimits: Sendable, Equatable {
     public var requestsPerSecond = 2_000
     /// `subscribe` requests from a past version per second per viewer (a character, or admin),
     /// over all their connections (burst the same): each rebuilds that version's view from the
-    /// log on the loop thread.
+    /// log, one at a time on the rebuilder's thread, where a flood would delay everyone's.
     public var resumesPerSecond = 100
     /// Bad lines in a row before `bye` `too_many_errors` (PROTOCOL.md: default 20).
     public var maxBadLines = 20

@@ -2,8 +2,8 @@ import Domain
 import JSON
 import Protocol
 
-/// A `subscribe` from a past version waiting for its viewer's budget.
-struct DeferredResume {
+/// A `subscribe` from a past version, held until its view at `since` has been rebuilt.
+struct PendingResume {
     let connection: ClientConnection
     let viewer: Viewer
     let since: Int
@@ -11,30 +11,30 @@ struct DeferredResume {
     let target: ReplyTarget
 }
 
-/// `subscribe` from a past version rebuilds that version's view from the log on the loop
-/// thread, which every player waits on. Each viewer of the game, over all its connections, gets
-/// `resumes_per_second` of them; one past that waits, its reply slot held, until the budget
-/// refills. It is never refused: every version in the log must stay resumable.
+/// `subscribe` from a past version needs that version's view, rebuilt from the log on the
+/// rebuilder's thread (`ViewRebuilder`) while the loop goes on. Its reply slot is held
+/// meanwhile, and its connection gets no live patch: the patch the reply brings, from `since`,
+/// replaces them. Each viewer of the game, over all its connections, gets `resumes_per_second`
+/// rebuilds; one past that waits, in arrival order, until the budget refills. None is refused:
+/// every version in the log must stay resumable.
 extension GameHub {
     /// Answers a `subscribe` request of `connection` (signed in) from `since`: now, or once its
-    /// viewer's budget allows. (`subscribe(_:viewer:since:)` is what each answer does.)
+    /// view at `since` is rebuilt.
     func handleSubscribe(from connection: ClientConnection, since: Int?, id: RequestID, target: ReplyTarget) {
-        let viewer = connection.identity!.viewer
         guard let since, since >= 1, since < durable.version else {
-            return answer(connection, since: since, id: id, target: target)
+            return answer(connection, since: since, past: nil, id: id, target: target)
         }
-        if !deferredResumes.contains(where: { $0.viewer == viewer }), takeResumeToken(for: viewer) {
-            return answer(connection, since: since, id: id, target: target)
-        }
-        // No live patches meanwhile: the reply brings one from `since`, which replaces them.
         connection.unsubscribe()
-        deferredResumes.append(DeferredResume(connection: connection, viewer: viewer, since: since, id: id, target: target))
+        let resume = PendingResume(connection: connection, viewer: connection.identity!.viewer, since: since, id: id, target: target)
+        if !deferredResumes.contains(where: { $0.viewer == resume.viewer }), takeResumeToken(for: resume.viewer) {
+            return startRebuild(resume)
+        }
+        deferredResumes.append(resume)
         server.resumesWaiting()
     }
 
-    /// Answers the waiting resumes whose viewers have budget again, each viewer's in arrival
-    /// order. An answer lets its connection start its next lines, which may be resumes that
-    /// wait in turn: they are appended, behind those still waiting, and `subscribe` sees those.
+    /// Starts the rebuilds of the waiting resumes whose viewers have budget again, each viewer's
+    /// in arrival order.
     func answerDeferredResumes() {
         var blocked = Set<Viewer>()
         var index = 0
@@ -47,20 +47,32 @@ extension GameHub {
                 index += 1
             } else {
                 deferredResumes.remove(at: index)
-                answer(resume.connection, since: resume.since, id: resume.id, target: resume.target)
+                startRebuild(resume)
             }
         }
     }
 
-    /// At shutdown: every waiting resume gets `error` (nothing else will answer it).
-    func refuseDeferredResumes(_ error: ProtocolError) {
-        let waiting = deferredResumes
-        deferredResumes = []
-        for resume in waiting { resume.target.error(resume.id, error) }
+    /// The view a resume asked for, rebuilt (nil when it could not be: the reply then brings a
+    /// snapshot). The patch goes from it to the view now, commits made meanwhile included.
+    func rebuilt(ticket: Int, view: JSONValue?) {
+        guard let resume = rebuilding.removeValue(forKey: ticket), !resume.connection.isClosing else { return }
+        answer(resume.connection, since: resume.since, past: view, id: resume.id, target: resume.target)
     }
 
-    private func answer(_ connection: ClientConnection, since: Int?, id: RequestID, target: ReplyTarget) {
-        let start = connection.subscribe(since: since)
+    /// At shutdown: every held resume gets `error` (nothing else will answer it).
+    func refuseHeldResumes(_ error: ProtocolError) {
+        let held = deferredResumes + rebuilding.values
+        deferredResumes = []
+        rebuilding = [:]
+        for resume in held { resume.target.error(resume.id, error) }
+    }
+
+    private func startRebuild(_ resume: PendingResume) {
+        rebuilding[server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer)] = resume
+    }
+
+    private func answer(_ connection: ClientConnection, since: Int?, past: JSONValue?, id: RequestID, target: ReplyTarget) {
+        let start = connection.subscribe(since: since, past: past)
         target.ok(id, version: durable.version, result: .object(["mode": .string(start.mode)]), then: start.push)
     }
 }

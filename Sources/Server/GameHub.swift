@@ -20,11 +20,13 @@ final class GameHub {
     private var views: [Viewer: CachedView] = [:]
     /// Wrong PINs of this game's characters.
     var pinGuard = GuessGuard()
-    /// Resumes from a past version, per viewer: each rebuilds that version's view on the loop
-    /// thread, so one person's connections share one budget however many they open.
+    /// Resumes from a past version, per viewer: each rebuilds that version's view from the log,
+    /// so one person's connections share one budget however many they open.
     private var resumeBudgets: [Viewer: TokenBucket] = [:]
     /// Resumes that found their viewer's budget spent, in arrival order (`GameHub+Resumes`).
-    var deferredResumes: [DeferredResume] = []
+    var deferredResumes: [PendingResume] = []
+    /// Resumes whose past view is being rebuilt, by the rebuilder's ticket.
+    var rebuilding: [Int: PendingResume] = [:]
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
     unowned let server: GameServer
@@ -64,6 +66,7 @@ final class GameHub {
         members[ObjectIdentifier(connection)] = nil
         subscribers[ObjectIdentifier(connection)] = nil
         if !deferredResumes.isEmpty { deferredResumes.removeAll { $0.connection === connection } }
+        if !rebuilding.isEmpty { rebuilding = rebuilding.filter { $0.value.connection !== connection } }
     }
 
     /// For a `subscribe` from a past version: false when this viewer resumed too often.
@@ -86,17 +89,16 @@ final class GameHub {
         return fresh
     }
 
-    /// Subscribes and returns the push that starts the connection's view: a snapshot,
-    /// or one patch from `since` when the view at `since` can be rebuilt from the log.
-    func subscribe(_ connection: ClientConnection, viewer: Viewer, since: Int?) -> (mode: String, push: [UInt8]) {
+    /// Subscribes and returns the push that starts the connection's view: one patch from
+    /// `since` when that is now or `past` is the view then (`GameHub+Resumes`), else a snapshot.
+    func subscribe(_ connection: ClientConnection, viewer: Viewer, since: Int?, past: JSONValue?) -> (mode: String, push: [UInt8]) {
         subscribers[ObjectIdentifier(connection)] = connection
+        // Also caches the view, which the next commit's patch for this viewer starts from.
         let current = currentView(for: viewer)
         let version = durable.version
         // Back at the version it left (the usual reconnect): nothing to rebuild or compare.
         if since == version, version >= 1 { return ("patch", Wire.patch(from: version, to: version, ops: [])) }
-        if let since, since >= 1, since < version, let old = server.rebuildView(game: name, at: since, for: viewer) {
-            return ("patch", Wire.patch(from: since, to: version, ops: JSONPatch.diff(old, current)))
-        }
+        if let since, let past { return ("patch", Wire.patch(from: since, to: version, ops: JSONPatch.diff(past, current))) }
         return ("snapshot", snapshot(for: viewer))
     }
 

@@ -164,22 +164,4 @@ extension GameServer {
             return nil
         }
     }
-
-    /// The view at an earlier version, rebuilt from the newest snapshot at or before it plus the events up to it.
-    func rebuildView(game: String, at version: Int, for viewer: Viewer) -> JSONValue? {
-        do {
-            var state = GameState()
-            if let snapshot = try reader.latestSnapshot(game: game, atOrBefore: Int64(version)) {
-                state = try Codec.state(snapshot)
-            }
-            for stored in try reader.events(game: game, after: Int64(state.version), through: Int64(version)) {
-                state.apply(try Codec.event(stored))
-            }
-            guard state.version == version else { return nil }
-            return view(state, for: viewer)
-        } catch {
-            logger.warning("cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
-            return nil
-        }
-    }
 }

@@ -9,7 +9,8 @@ import Views
 
 /// The server: one loop thread owns every connection and every game; one writer thread owns the
 /// SQLite connection that commits, and a checkpointer thread a second one that copies the WAL
-/// back (the loop thread has a third, read-only). Create it, `run()` it, on the same thread.
+/// back. Two read-only connections: the loop thread's own, and the view rebuilder's on a thread
+/// of its own. Create the server, `run()` it, on the same thread.
 public final class GameServer {
     public static let serverName = "bq 0.1.0"
 
@@ -22,12 +23,15 @@ public final class GameServer {
     private let writer: EventWriter
     /// Held from start-up until `run()` returns, after the writer has closed the log.
     private let dataLock: DataDirectoryLock
-    /// The loop thread's own read connection: `events`, `subscribe since`, and the stored
-    /// replies that idempotent retries are answered with.
+    /// The loop thread's own read connection: `events`, and the stored replies that idempotent
+    /// retries are answered with.
     let reader: EventStore
+    /// Past views for `subscribe since`, off the loop thread.
+    private(set) var rebuilder: ViewRebuilder!
+    private var rebuildWakeup: AsyncWakeup!
     private var listener: TCPServer?
     private var wakeup: AsyncWakeup!
-    private var inbox: CompletionInbox!
+    private var inbox: Inbox<Completion>!
     private var turnHook: LoopTurnHook!
     private var signals: [SignalWatcher] = []
     private var idleTimer: LoopTimer?
@@ -104,10 +108,9 @@ public final class GameServer {
                 logger.notice("admin key is in \(file) (readable by its owner only)")
             }
         }
-        let options = StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds))
         let store: EventStore
         do {
-            store = try EventStore(path: config.databasePath, options: options)
+            store = try EventStore(path: config.databasePath, options: Self.storeOptions(config))
         } catch {
             throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
                 + Self.fullDiskHint(config.dataDirectory))
@@ -125,10 +128,8 @@ public final class GameServer {
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
         reader = store
-        var writerOptions = options
-        writerOptions.checkIntegrity = false
-        writer = try EventWriter(path: config.databasePath, options: writerOptions, maxBatchRequests: config.maxBatchRequests,
-                                 onCheckpoint: { [logger] in Self.log($0, to: logger) })
+        writer = try EventWriter(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
+                                 maxBatchRequests: config.maxBatchRequests, onCheckpoint: { [logger] in Self.log($0, to: logger) })
         loop = try EventLoop()
         for (game, state) in loaded {
             hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
@@ -155,11 +156,19 @@ public final class GameServer {
         idleTimer?.close()
         logTimer?.close()
         resumeTimer?.close()
+        rebuilder?.stop()
+        rebuildWakeup?.close()
         loop.run()
         try? loop.close()
         writer.shutdown()
         reader.close()
         dataLock.release()
+    }
+
+    /// The first connection to the log checks its integrity; the others need not again.
+    private static func storeOptions(_ config: ServerConfig, checkIntegrity: Bool = true) -> StoreOptions {
+        StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds),
+                     checkIntegrity: checkIntegrity)
     }
 
     /// The file's mode in octal when users other than its owner may read or write it.
@@ -233,7 +242,7 @@ public final class GameServer {
 
     private func startLoopHandles() throws {
         wakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainCompletions() }
-        inbox = CompletionInbox(wakeup: wakeup)
+        inbox = Inbox(wakeup: wakeup)
         turnHook = try LoopTurnHook(loop: loop) { [unowned self] in self.flushDirty() }
         stopWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.beginShutdown(reason: "stop requested") }
         stopper = ServerStopper(wakeup: stopWakeup)
@@ -251,6 +260,9 @@ public final class GameServer {
         reporter.start(afterMilliseconds: 10_000, repeatMilliseconds: 10_000) { [unowned self] in self.reportThrottledLogs() }
         logTimer = reporter
         resumeTimer = try LoopTimer(loop: loop)
+        rebuildWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainRebuilds() }
+        rebuilder = try ViewRebuilder(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
+                                      logger: logger, wakeup: rebuildWakeup)
         listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
         listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
@@ -332,6 +344,10 @@ public final class GameServer {
                 self.resumeTimerRunning = false
             }
         }
+    }
+
+    private func drainRebuilds() {
+        for finished in rebuilder.takeFinished() { hubs[finished.game]?.rebuilt(ticket: finished.ticket, view: finished.view) }
     }
 
     /// A commit the writer could not make. A failing disk fails every batch: logged once per
@@ -417,7 +433,7 @@ public final class GameServer {
     /// turn together with everything else the turn decided.
     func append(_ request: AppendRequest, game: String, seq: UInt64) {
         let inbox = self.inbox!
-        appendsThisTurn.append((request, { result in inbox.post(CompletionInbox.Item(game: game, seq: seq, result: result)) }))
+        appendsThisTurn.append((request, { result in inbox.post(Completion(game: game, seq: seq, result: result)) }))
     }
 
     private func handAppendsToWriter() {
@@ -456,14 +472,16 @@ public final class GameServer {
     private func finishShutdownIfIdle() {
         guard !finished, !hubs.values.contains(where: \.hasPending) else { return }
         finished = true
-        for hub in hubs.values { hub.refuseDeferredResumes(ProtocolError(.unavailable, "The server is shutting down")) }
+        for hub in hubs.values { hub.refuseHeldResumes(ProtocolError(.unavailable, "The server is shutting down")) }
         for connection in connections.values {
             connection.startHeldLines()
             connection.sayGoodbye(.serverShutdown)
         }
         writer.shutdown()
+        rebuilder.stop()
         reader.close()
         wakeup.close()
+        rebuildWakeup.close()
         stopWakeup.close()
         turnHook.close()
         for signal in signals { signal.close() }

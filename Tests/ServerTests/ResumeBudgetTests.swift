@@ -3,7 +3,7 @@ import JSON
 import Testing
 
 /// `resumes_per_second`: a viewer's resumes from a past version beyond its budget wait their
-/// turn (each rebuilds a past view on the loop thread); none is refused, since every version
+/// turn (each rebuilds a past view from the log); none is refused, since every version
 /// in the log must stay resumable.
 @Suite struct ResumeBudgetTests {
     /// A server whose viewers may each resume once a second, with a version 2 in each of

@@ -1,7 +1,7 @@
 import Foundation
 import Domain
 import Logging
-import Server
+@testable import Server
 
 /// Paths inside the repository, found from this file so tests run from any directory.
 enum Repo {
@@ -35,6 +35,8 @@ final class ServerHarness: @unchecked Sendable {
 
     let port: Int
     let dataDirectory: String
+    /// Closed, it holds the server's rebuilds of past views (`subscribe since`) at their start.
+    let rebuildGate: RebuildGate
     private let stopper: ServerStopper
     /// Signalled by the server thread once `run()` returned.
     private let finished: DispatchSemaphore
@@ -74,18 +76,19 @@ final class ServerHarness: @unchecked Sendable {
                 finished.signal()
                 return
             }
-            outcome.set(.success((server.port, server.stopper)))
+            outcome.set(.success(Started(port: server.port, stopper: server.stopper, rebuildGate: server.rebuilder.gate)))
             started.signal()
             server.run()
             finished.signal()
         }
         thread.stackSize = 8 << 20
         thread.start()
-        guard started.wait(timeout: .now() + 30) == .success, let result = outcome.get(), case .success(let (port, stopper)) = result else {
+        guard started.wait(timeout: .now() + 30) == .success, let result = outcome.get(), case .success(let started) = result else {
             throw HarnessError("server did not start: \(String(describing: outcome.get()))")
         }
-        self.port = port
-        self.stopper = stopper
+        self.port = started.port
+        self.stopper = started.stopper
+        self.rebuildGate = started.rebuildGate
         self.finished = finished
     }
 
@@ -104,18 +107,25 @@ final class ServerHarness: @unchecked Sendable {
     }
 }
 
+/// What the server thread hands the test thread once the server is listening.
+private struct Started {
+    let port: Int
+    let stopper: ServerStopper
+    let rebuildGate: RebuildGate
+}
+
 /// The server thread's report to the test thread.
 private final class StartOutcome: @unchecked Sendable {
     private let lock = NSLock()
-    private var value: Result<(Int, ServerStopper), HarnessError>?
+    private var value: Result<Started, HarnessError>?
 
-    func set(_ result: Result<(Int, ServerStopper), HarnessError>) {
+    func set(_ result: Result<Started, HarnessError>) {
         lock.lock()
         value = result
         lock.unlock()
     }
 
-    func get() -> Result<(Int, ServerStopper), HarnessError>? {
+    func get() -> Result<Started, HarnessError>? {
         lock.lock()
         defer { lock.unlock() }
         return value

@@ -2,23 +2,18 @@ import EventLog
 import Foundation
 import UV
 
-/// The writer thread's answers, handed to the loop thread. The writer appends
-/// under the lock and wakes the loop; the loop takes everything at once, since
+/// Values handed from a worker thread (the writer, the view rebuilder) to the loop thread. The
+/// worker appends under the lock and wakes the loop; the loop takes everything at once, since
 /// wake-ups coalesce.
-final class CompletionInbox: @unchecked Sendable {
-    struct Item: Sendable {
-        let game: String
-        let seq: UInt64
-        let result: AppendResult
-    }
-
+final class Inbox<Item: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
+    // Guarded by `lock`.
     private var items: [Item] = []
     private let wakeup: AsyncWakeup
 
     init(wakeup: AsyncWakeup) { self.wakeup = wakeup }
 
-    /// Writer thread.
+    /// Worker thread.
     func post(_ item: Item) {
         lock.lock()
         items.append(item)
@@ -34,4 +29,11 @@ final class CompletionInbox: @unchecked Sendable {
         items = []
         return taken
     }
+}
+
+/// The writer's answer to one command.
+struct Completion: Sendable {
+    let game: String
+    let seq: UInt64
+    let result: AppendResult
 }

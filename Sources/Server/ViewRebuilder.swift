@@ -1,0 +1,103 @@
+import Domain
+import EventLog
+import Foundation
+import JSON
+import Logging
+import UV
+import Views
+
+/// Rebuilds past views for `subscribe since` on a reader thread of its own
+/// (`BackgroundReader`): replaying up to `snapshot_every` events from the log would otherwise
+/// hold the loop thread, and with it every player, for milliseconds per resume.
+///
+/// Threads: `rebuild`, `takeFinished` and `stop` on the loop thread; the rebuilding itself on
+/// the reader's thread, which hands each view back through `wakeup`.
+final class ViewRebuilder {
+    /// A view rebuilt for the request with this ticket; nil when it could not be (logged).
+    struct Finished: Sendable {
+        let ticket: Int
+        let game: String
+        let view: JSONValue?
+    }
+
+    private let reader: BackgroundReader
+    private let finished: Inbox<Finished>
+    private let logger: Logger
+    /// Test hook: while closed, rebuilds wait at their start.
+    let gate = RebuildGate()
+    private var nextTicket = 0
+
+    /// `wakeup` calls the loop thread back when views are ready for `takeFinished()`.
+    init(path: String, options: StoreOptions, logger: Logger, wakeup: AsyncWakeup) throws(StorageError) {
+        reader = try BackgroundReader(path: path, options: options, name: "bq-view-rebuilder")
+        finished = Inbox(wakeup: wakeup)
+        self.logger = logger
+    }
+
+    /// Queues the rebuild of `viewer`'s view of `game` at `version`; the returned ticket comes
+    /// back with it.
+    func rebuild(game: String, at version: Int, for viewer: Viewer) -> Int {
+        nextTicket += 1
+        let ticket = nextTicket
+        let (finished, logger, gate) = (self.finished, self.logger, self.gate)
+        reader.perform { store in
+            gate.passThrough()
+            let view = Self.view(of: game, at: version, for: viewer, from: store, logger: logger)
+            finished.post(Finished(ticket: ticket, game: game, view: view))
+        }
+        return ticket
+    }
+
+    /// The views rebuilt since the last call, in the order they were asked for.
+    func takeFinished() -> [Finished] { finished.takeAll() }
+
+    /// Lets a rebuild in progress finish and drops the rest (their requests are answered by
+    /// whoever asked). Idempotent.
+    func stop() { reader.stop() }
+
+    /// The newest snapshot at or before `version`, plus the events up to it.
+    private static func view(of game: String, at version: Int, for viewer: Viewer, from store: EventStore,
+                             logger: Logger) -> JSONValue? {
+        do {
+            var state = GameState()
+            if let snapshot = try store.latestSnapshot(game: game, atOrBefore: Int64(version)) {
+                state = try Codec.state(snapshot)
+            }
+            for stored in try store.events(game: game, after: Int64(state.version), through: Int64(version)) {
+                state.apply(try Codec.event(stored))
+            }
+            guard state.version == version else { return nil }
+            return Views.view(state, for: viewer)
+        } catch {
+            logger.warning("cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
+            return nil
+        }
+    }
+}
+
+/// Holds rebuilds at their start while closed, so a test can show that the loop goes on
+/// meanwhile. Open unless a test closes it.
+final class RebuildGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var isClosed = false
+
+    func close() {
+        condition.lock()
+        isClosed = true
+        condition.unlock()
+    }
+
+    func open() {
+        condition.lock()
+        isClosed = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func passThrough() {
+        condition.lock()
+        while isClosed { condition.wait() }
+        condition.unlock()
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import JSON
+@testable import Server
+import Testing
+
+/// `subscribe since` rebuilds the past view off the loop thread: while it is rebuilt the server
+/// goes on for everyone, and the patch the reply brings covers what was committed meanwhile.
+@Suite struct ResumeRebuildTests {
+    @Test func theServerGoesOnWhileAPastViewIsRebuilt() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let other = try server.connect()
+        _ = try other.signInAsAdmin()
+        let atOne = try #require(try other.ok("state")["result"]?["state"])
+        try other.ok("adjust_points", ["delta": 5, "reason": "a version to resume past"])
+
+        server.rebuildGate.close()
+        var gateOpen = false
+        defer { if !gateOpen { server.rebuildGate.open() } }
+        let resumer = try server.connect()
+        _ = try resumer.signInAsAdmin()
+        resumer.adoptMirror(atOne, version: 1)
+        let resume = try resumer.send("subscribe", ["since": 1])
+        // Held at its start, the rebuild would hold everyone if it ran on the loop thread.
+        try other.ok("ping")
+        let committed = try other.ok("adjust_points", ["delta": 1, "reason": "while the old view is rebuilt"])
+        server.rebuildGate.open()
+        gateOpen = true
+
+        let reply = try resumer.reply(to: resume)
+        #expect(reply["result"]?["mode"] == "patch")
+        #expect(reply["version"] == committed["version"], "the patch reaches the version of the reply, the commit made meanwhile included")
+        #expect(try resumer.readMessage()?["push"] == "patch")
+        try resumer.checkMirror(step: "after the resume")
+        #expect(resumer.mirrorVersion == 3)
+        #expect(resumer.problems.isEmpty, "\(resumer.problems)")
+        try server.stop()
+    }
+
+    /// A resume whose rebuild is under way at shutdown still gets its one reply, then `bye`.
+    @Test func aResumeBeingRebuiltAtShutdownIsAnswered() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let client = try server.connect()
+        _ = try client.signInAsAdmin()
+        try client.ok("adjust_points", ["delta": 5, "reason": "a version to resume past"])
+        server.rebuildGate.close()
+        let resume = try client.send("subscribe", ["since": 1])
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { try? server.stop(); stopped.signal() }.start()
+        // Shutdown lets a rebuild in progress finish: whichever comes first, the reply is there.
+        server.rebuildGate.open()
+        let reply = try client.reply(to: resume)
+        #expect(reply["ok"] == .bool(true) || reply["error"]?["code"] == "unavailable", "\(reply.serialized())")
+        while client.byeReason == nil, try client.readMessage() != nil {}
+        #expect(client.byeReason == "server_shutdown")
+        stopped.wait()
+    }
+}
