@@ -65,6 +65,7 @@ extension GameClient {
 
     func reconnectWithBackoff() -> BlockingLineSocket? {
         var delay = options.initialBackoff
+        var lastRefusal: String?
         while true {
             state.lock()
             let deadline = Date().addingTimeInterval(delay)
@@ -80,6 +81,10 @@ extension GameClient {
                     return connection
                 } catch {
                     connection.close()
+                    if let reason = Self.refusalForNow(error), reason != lastRefusal {
+                        lastRefusal = reason
+                        emit([.reconnectRefused(reason: reason)])
+                    }
                 }
             }
             delay = min(delay * 2, options.maxBackoff)
@@ -184,7 +189,7 @@ extension GameClient {
                 // Only a refused identity is a lost session; anything else (a busy or
                 // shutting-down server) is a reason to try this reconnect again later.
                 guard reply["error"]?["code"]?.stringValue == "unauthenticated" else {
-                    throw ClientError.protocolViolation("sign-in not possible right now: \(message)")
+                    throw RefusedForNow(reason: message)
                 }
                 // Signed out, as after `bye unclaimed`: nothing to subscribe to as anyone.
                 locked {
@@ -210,7 +215,7 @@ extension GameClient {
                 let message = reply["error"]?["message"]?.stringValue ?? "refused"
                 let code = reply["error"]?["code"]?.stringValue
                 guard code != "rate_limited", code != "unavailable", code != "internal" else {
-                    throw ClientError.protocolViolation("subscribing again was refused for now: \(message)")
+                    throw RefusedForNow(reason: message)
                 }
                 locked { subscribed = false }
             }
@@ -403,5 +408,22 @@ extension GameClient {
         guard !events.isEmpty else { return }
         guard let observe = locked({ observer }) else { return }
         for event in events { observe(event) }
+    }
+}
+
+/// A reconnect the server turned away with a reason that passes (busy, shutting down, full):
+/// worth trying again, and worth telling the person why it has not worked yet.
+struct RefusedForNow: Error {
+    let reason: String
+}
+
+extension GameClient {
+    /// The server's reason when `error` ended a reconnect attempt that it turned away for now.
+    static func refusalForNow(_ error: any Error) -> String? {
+        switch error {
+        case let refused as RefusedForNow: refused.reason
+        case ClientError.serverFull(let message): message
+        default: nil
+        }
     }
 }

@@ -87,6 +87,10 @@ public enum ClientEvent: Sendable {
     case bye(reason: String)
     /// The connection was lost; the client is reconnecting (unless closed).
     case disconnected(reason: String)
+    /// A reconnect reached the server, which turned it away for now (full, too many connections
+    /// from this address, shutting down, sign-in or resubscribe not possible yet); the client
+    /// keeps trying. Reported once per reason while the reconnect lasts.
+    case reconnectRefused(reason: String)
     /// A new connection is signed in again and resubscribed; in-flight requests were re-sent.
     case reconnected
     /// The saved session no longer works (unclaimed, taken over, wrong key): signed out.

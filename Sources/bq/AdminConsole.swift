@@ -31,6 +31,7 @@ struct AdminConsole: ParsableCommand {
         context.client.onEvent { event in
             switch event {
             case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
+            case .reconnectRefused(let reason): terminal.line(reconnectRefusedLine(reason, style: terminal.style))
             case .reconnected: terminal.line(terminal.style.green("Reconnected."))
             case .lateReply(let op, let result): terminal.line(lateReplyLine(op, result, style: terminal.style))
             default: return

@@ -68,6 +68,7 @@ struct AdminWatch: ParsableCommand {
             switch event {
             case .patch, .snapshot, .reconnected: changed.signal()
             case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
+            case .reconnectRefused(let reason): terminal.line(reconnectRefusedLine(reason, style: terminal.style))
             default: break
             }
         }

@@ -16,6 +16,12 @@ func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: St
     }
 }
 
+/// What `bq play` and `bq admin` say while reconnecting when the server turns them away: a
+/// server that answers is running, and its reason says what would let them back in.
+func reconnectRefusedLine(_ reason: String, style: Style) -> String {
+    style.yellow("The server turned the reconnect away: \(reason.terminalSafe). Still trying…")
+}
+
 /// What a one-shot or a script says of a change whose answer never came: the process ends
 /// here, so nothing will send it again, and all that is known is that it may have been made.
 func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {

@@ -208,6 +208,8 @@ final class PlaySession: @unchecked Sendable {
                 guard announce(view) else { return }
             case .disconnected:
                 terminal.line(style.yellow("Connection lost; reconnecting…"))
+            case .reconnectRefused(let reason):
+                terminal.line(reconnectRefusedLine(reason, style: style))
             case .reconnected:
                 terminal.line(style.green("Reconnected."))
             case .lateReply(let op, let result):

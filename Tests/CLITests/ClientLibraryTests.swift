@@ -232,6 +232,13 @@ final class EventLog: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Every event so far, in order.
+    var all: [ClientEvent] {
+        condition.lock()
+        defer { condition.unlock() }
+        return events
+    }
+
     /// Waits until an event matching `predicate` has arrived; false at the deadline.
     func waitFor(timeout: Double = 20, _ predicate: (ClientEvent) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

@@ -1,0 +1,78 @@
+import Client
+import Foundation
+import JSON
+import Testing
+
+/// A reconnect that reaches a server which turns it away (full, too many connections from one
+/// address, shutting down) is told with the server's reason, once per reason, while the client
+/// keeps trying: "is the server running?" would send the person looking in the wrong place.
+@Suite struct ReconnectRefusedTests {
+    private static let crowded = "Too many connections from 10.1.2.3 (64 at once); close some and try again"
+    private static let closing = "The server is shutting down"
+
+    /// Drops the connection at the first `discover_secrets`; turns the next sign-ins away with
+    /// `refusals`, in order, then lets the client back in.
+    private static func fake(refusals: [String]) -> FakeServer {
+        final class Script: @unchecked Sendable {
+            let lock = NSLock()
+            var signIns = 0
+            var subscribes = 0
+            var discovers = 0
+        }
+        let script = Script()
+        return FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim", "auth":
+                let signIn = script.lock.withLock { script.signIns += 1; return script.signIns }
+                if signIn >= 2, signIn - 2 < refusals.count {
+                    return [["id": id, "ok": false, "error": ["code": "unavailable", "message": .string(refusals[signIn - 2])]]]
+                }
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                let first = script.lock.withLock { script.subscribes += 1; return script.subscribes == 1 }
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": first ? "snapshot" : "patch"]],
+                        first ? ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]
+                              : ["push": "patch", "from": 1, "to": 1, "ops": []]]
+            case "discover_secrets":
+                let first = script.lock.withLock { script.discovers += 1; return script.discovers == 1 }
+                return first ? [FakeServer.hangUp] : [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+    }
+
+    @Test func theClientReportsEachNewReasonOnceAndKeepsTrying() throws {
+        let fake = Self.fake(refusals: [Self.crowded, Self.crowded, Self.crowded, Self.closing])
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.initialBackoff = 0.01
+        options.maxBackoff = 0.05
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        _ = try client.claim(character: "mia", device: "phone")
+        try client.subscribe()
+        #expect(try client.request("discover_secrets").result["found"] == 0, "sent again once back in")
+        #expect(events.waitFor { if case .reconnected = $0 { true } else { false } })
+        let told = events.all.compactMap { event -> String? in
+            if case .reconnectRefused(let reason) = event { reason } else { nil }
+        }
+        #expect(told == [Self.crowded, Self.closing])
+    }
+
+    @Test func bqPlaySaysWhyTheServerTurnedItAway() throws {
+        let fake = Self.fake(refusals: [Self.crowded, Self.crowded])
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("Connection lost; reconnecting…"))
+        #expect(mia.output.waitFor("The server turned the reconnect away: \(Self.crowded). Still trying…"))
+        #expect(mia.output.waitFor("Reconnected."))
+        #expect(mia.output.text.components(separatedBy: "turned the reconnect away").count == 2, "told once: \(mia.output.text)")
+        #expect(mia.finish() == 0)
+    }
+}
