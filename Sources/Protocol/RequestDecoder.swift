@@ -57,12 +57,12 @@ public enum RequestDecoder {
         case "admin": return .admin(key: try args.string("key", 1...1024), game: try args.optionalString("game", Limits.gameName))
         case "whoami": return .whoami
         case "state": return .state
-        case "subscribe": return .subscribe(since: try args.optionalInt("since", 0...Int.max))
+        case "subscribe": return .subscribe(since: try args.optionalPosition("since"))
         case "unsubscribe": return .unsubscribe
         case "timeline":
-            return .timeline(after: try args.optionalInt("after", 0...Int.max) ?? 0, limit: try args.optionalInt("limit", 1...500) ?? 100)
+            return .timeline(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", 1...500) ?? 100)
         case "events":
-            return .events(after: try args.optionalInt("after", 0...Int.max) ?? 0, limit: try args.optionalInt("limit", 1...1000) ?? 100)
+            return .events(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", 1...1000) ?? 100)
         default:
             guard let command = try mutation(op, args) else { throw ProtocolError(.unknownOp, "Unknown op \"\(op)\"") }
             return .mutation(command)
@@ -156,6 +156,14 @@ struct Arguments {
             return number
         default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be an integer")
         }
+    }
+
+    /// A place in a game's history (a version, a timeline `seq`), 0 or more. An integer too big
+    /// for 64 bits (the parser holds it as a double) is still one past every place there is:
+    /// `Int.max` means the same.
+    func optionalPosition(_ key: String) throws(ProtocolError) -> Int? {
+        if case .double(let number)? = fields[key], number >= 0x1p63, number.rounded() == number { return Int.max }
+        return try optionalInt(key, 0...Int.max)
     }
 
     func bool(_ key: String) throws(ProtocolError) -> Bool {

@@ -31,7 +31,7 @@ public final class GameServer {
     private var rebuildWakeup: AsyncWakeup!
     private var listener: TCPServer?
     private var wakeup: AsyncWakeup!
-    private var inbox: Inbox<Completion>!
+    private var inbox: Inbox<CommitOutcome>!
     private var turnHook: LoopTurnHook!
     private var signals: [SignalWatcher] = []
     private var idleTimer: LoopTimer?
@@ -433,7 +433,7 @@ public final class GameServer {
     /// turn together with everything else the turn decided.
     func append(_ request: AppendRequest, game: String, seq: UInt64) {
         let inbox = self.inbox!
-        appendsThisTurn.append((request, { result in inbox.post(Completion(game: game, seq: seq, result: result)) }))
+        appendsThisTurn.append((request, { result in inbox.post(CommitOutcome(game: game, seq: seq, result: result)) }))
     }
 
     private func handAppendsToWriter() {

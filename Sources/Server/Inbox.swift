@@ -32,7 +32,7 @@ final class Inbox<Item: Sendable>: @unchecked Sendable {
 }
 
 /// The writer's answer to one command.
-struct Completion: Sendable {
+struct CommitOutcome: Sendable {
     let game: String
     let seq: UInt64
     let result: AppendResult
