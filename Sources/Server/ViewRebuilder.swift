@@ -81,6 +81,7 @@ final class RebuildGate: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var isClosed = false
+    private var held = 0
 
     func close() {
         condition.lock()
@@ -95,9 +96,25 @@ final class RebuildGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits until a rebuild is held here; false at the deadline.
+    func waitForHeldRebuild(timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while held == 0 {
+            if !condition.wait(until: deadline) { return held > 0 }
+        }
+        return true
+    }
+
+    /// Rebuilder thread.
     func passThrough() {
         condition.lock()
+        defer { condition.unlock() }
+        guard isClosed else { return }
+        held += 1
+        condition.broadcast()
         while isClosed { condition.wait() }
-        condition.unlock()
+        held -= 1
     }
 }

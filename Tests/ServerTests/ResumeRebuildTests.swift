@@ -23,6 +23,7 @@ import Testing
         resumer.adoptMirror(atOne, version: 1)
         let resume = try resumer.send("subscribe", ["since": 1])
         // Held at its start, the rebuild would hold everyone if it ran on the loop thread.
+        #expect(server.rebuildGate.waitForHeldRebuild(timeout: 30))
         try other.ok("ping")
         let committed = try other.ok("adjust_points", ["delta": 1, "reason": "while the old view is rebuilt"])
         server.rebuildGate.open()
@@ -48,6 +49,8 @@ import Testing
         try client.ok("adjust_points", ["delta": 5, "reason": "a version to resume past"])
         server.rebuildGate.close()
         let resume = try client.send("subscribe", ["since": 1])
+        // Read and under way: a line the server had not read at shutdown would get no reply.
+        #expect(server.rebuildGate.waitForHeldRebuild(timeout: 30))
         let stopped = DispatchSemaphore(value: 0)
         Thread { try? server.stop(); stopped.signal() }.start()
         // Shutdown lets a rebuild in progress finish: whichever comes first, the reply is there.
