@@ -30,6 +30,25 @@ import Testing
         try next.stop()
     }
 
+    /// `serve.lock` can look like litter left behind; removing it by hand must not let a second
+    /// server in.
+    @Test func aSecondServerIsRefusedEvenWhenTheLockFileWasDeleted() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try ServerHarness(dataDirectory: dir.path)
+        try FileManager.default.removeItem(atPath: dir.path + "/serve.lock")
+        do {
+            let second = try ServerHarness(dataDirectory: dir.path)
+            try? second.stop()
+            Issue.record("a second server started after serve.lock was deleted")
+        } catch {
+            #expect("\(error)".contains("Another bq serve (whose serve.lock was deleted) is using the data directory"), "\(error)")
+        }
+        try first.stop()
+        let next = try ServerHarness(dataDirectory: dir.path)
+        try next.stop()
+    }
+
     @Test func aKilledServerLeavesNoLockBehind() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
