@@ -66,10 +66,26 @@ public enum GameLoader {
         }
     }
 
+    /// The seed file of one start-up: read when a game first needs it, then kept for the others.
+    final class Seed {
+        let path: String
+        private var read: (content: SeedContent, hash: String)?
+
+        init(path: String) { self.path = path }
+
+        func content() throws -> (content: SeedContent, hash: String) {
+            if let read { return read }
+            let fresh = try readSeed(path: path)
+            read = fresh
+            return fresh
+        }
+    }
+
     /// Commits the seed as the game's first event, unless the game already has events.
-    static func seedIfEmpty(game: String, state: GameState, seedPath: String, store: EventStore, now: Millis) throws -> GameState {
+    static func seedIfEmpty(game: String, state: GameState, seed: Seed, store: EventStore, now: Millis) throws -> GameState {
         guard state.version == 0 else { return state }
-        let (content, hash) = try readSeed(path: seedPath)
+        let seedPath = seed.path
+        let (content, hash) = try seed.content()
         switch decide(state, .seed(content, hash: hash), CommandContext(actor: .system, at: now)) {
         case .failure(let rejection):
             throw ServerError.startup("\(seedPath): \(rejection.message)")

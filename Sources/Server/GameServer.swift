@@ -85,6 +85,7 @@ public final class GameServer {
         self.idleClock = idleClock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
+        let seed = GameLoader.Seed(path: config.seedPath)
         // A first launch needs the seed: a bad one is refused before anything is created.
         if !FileManager.default.fileExists(atPath: config.databasePath) {
             if !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
@@ -92,7 +93,7 @@ public final class GameServer {
                     + "working directory, \(FileManager.default.currentDirectoryPath): start the server in the repository's root, "
                     + "or give --seed FILE)")
             }
-            _ = try GameLoader.readSeed(path: config.seedPath)
+            _ = try seed.content()
         }
         try Self.makeDataDirectory(config)
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)
@@ -120,7 +121,7 @@ public final class GameServer {
             let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
             let seeded: GameState
             do {
-                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seedPath: config.seedPath, store: store, now: clock())
+                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seed: seed, store: store, now: clock())
             } catch ServerError.startup(let message) {
                 throw ServerError.startup(message + Self.fullDiskHint(config.dataDirectory))
             }
