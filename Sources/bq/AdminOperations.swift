@@ -100,6 +100,9 @@ struct AdminSetDay: AdminOperation {
     }
 }
 
+/// Reads and merges an edit may need before the game holds still long enough to save it.
+private let editAttempts = 5
+
 /// The fields of `save_challenge` or `save_reward`: an add sends the ones given, an edit the
 /// ones given over the item's current ones.
 protocol SavedItemFields: ParsableArguments {
@@ -124,20 +127,34 @@ extension SavedItemFields {
         return done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
     }
 
+    /// An edit sends the whole item, the current fields filling in what was not given (an item
+    /// that does not exist would come back as a missing field instead of a missing item). It
+    /// expects the version it read them at: if the game moved on meanwhile (another organizer
+    /// edited the same item, say), what it read is not written back over the change; it reads
+    /// again and merges the fields given over the fresh item.
     func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
-        // An edit sends the whole item, the current fields filling in what was not given: an item
-        // that does not exist would come back as a missing field instead of a missing item.
-        guard let current = try context.client.fetchState().view["\(Self.kind)s"]?[id] else {
-            throw .refused(ServerRefusal(op: "save_\(Self.kind)", code: "not_found", message: "No \(Self.kind) \(id)"))
+        let op = "save_\(Self.kind)"
+        for _ in 0..<editAttempts {
+            let (version, view) = try context.client.fetchState()
+            guard let current = view["\(Self.kind)s"]?[id] else {
+                throw .refused(ServerRefusal(op: op, code: "not_found", message: "No \(Self.kind) \(id)"))
+            }
+            try check(base: current)
+            var args = arguments(base: current)
+            // An edit that changes nothing would still be an event in the log: say so instead.
+            if args.allSatisfy({ current[$0.key] == $0.value }) {
+                return ["Nothing to change: \(Self.kind) \(id) already has these values."]
+            }
+            args[Self.kind] = .string(id)
+            args["expect"] = .int(version)
+            do {
+                return done("Saved \(Self.kind) \(id).", try context.client.request(op, args))
+            } catch .refused(let refusal) where refusal.code == "version_conflict" {
+                continue
+            }
         }
-        try check(base: current)
-        var args = arguments(base: current)
-        // An edit that changes nothing would still be an event in the log: say so instead.
-        if args.allSatisfy({ current[$0.key] == $0.value }) {
-            return ["Nothing to change: \(Self.kind) \(id) already has these values."]
-        }
-        args[Self.kind] = .string(id)
-        return done("Saved \(Self.kind) \(id).", try context.client.request("save_\(Self.kind)", args))
+        throw .refused(ServerRefusal(op: op, code: "version_conflict",
+                                     message: "The game kept changing while \(Self.kind) \(id) was saved; nothing was saved. Try again"))
     }
 
     private func check(base: JSONValue?) throws(ClientError) {
@@ -204,7 +221,7 @@ struct AdminAddChallenge: AdminOperation {
 
 struct AdminEditChallenge: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "edit-challenge",
-                                                    abstract: "Edit a challenge; fields not given keep their value.")
+                                                    abstract: "Edit a challenge; fields not given keep their value, even one changed meanwhile.")
     @OptionGroup var connection: AdminConnectionOptions
     @Argument var challenge: String
     @OptionGroup var fields: ChallengeFields
@@ -268,7 +285,7 @@ struct AdminAddReward: AdminOperation {
 
 struct AdminEditReward: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "edit-reward",
-                                                    abstract: "Edit a reward; fields not given keep their value.")
+                                                    abstract: "Edit a reward; fields not given keep their value, even one changed meanwhile.")
     @OptionGroup var connection: AdminConnectionOptions
     @Argument var reward: String
     @OptionGroup var fields: RewardFields
