@@ -65,7 +65,7 @@ extension GameClient {
 
     func reconnectWithBackoff() -> BlockingLineSocket? {
         var delay = options.initialBackoff
-        var lastRefusal: String?
+        var told = Set<String>()
         while true {
             state.lock()
             let deadline = Date().addingTimeInterval(delay)
@@ -81,8 +81,7 @@ extension GameClient {
                     return connection
                 } catch {
                     connection.close()
-                    if let reason = Self.refusalForNow(error), reason != lastRefusal {
-                        lastRefusal = reason
+                    if let reason = Self.refusalForNow(error), told.insert(reason).inserted {
                         emit([.reconnectRefused(reason: reason)])
                     }
                 }

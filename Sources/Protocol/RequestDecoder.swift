@@ -158,11 +158,11 @@ struct Arguments {
         }
     }
 
-    /// A place in a game's history (a version, a timeline `seq`), 0 or more. An integer too big
-    /// for 64 bits (the parser holds it as a double) is still one past every place there is:
-    /// `Int.max` means the same.
+    /// A place in a game's history (a version, a timeline `seq`), 0 or more. A number from 2^63
+    /// up is past every place there is, whichever way it was written (the parser holds it as a
+    /// double, which keeps no trace of that): `Int.max` means the same.
     func optionalPosition(_ key: String) throws(ProtocolError) -> Int? {
-        if case .double(let number)? = fields[key], number >= 0x1p63, number.rounded() == number { return Int.max }
+        if case .double(let number)? = fields[key], number >= 0x1p63 { return Int.max }
         return try optionalInt(key, 0...Int.max)
     }
 

@@ -12,6 +12,9 @@ final class DataDirectoryLock {
     static let fileName = "serve.lock"
 
     private var descriptors: [Int32] = []
+    /// False where the file system cannot lock a directory (some network and FUSE ones): the
+    /// file's lock then stands alone.
+    private(set) var holdsDirectory = true
 
     /// Takes the lock or says who holds it. Confined to the thread that owns the server.
     init(directory: String) throws {
@@ -19,25 +22,39 @@ final class DataDirectoryLock {
         func busy(_ holder: String) -> ServerError {
             .startup("Another bq serve\(holder) is using the data directory \(directory); stop it first, or give this one another --data")
         }
-        guard let file = try Self.lock(path, flags: O_RDWR | O_CREAT) else {
+        let file: Int32
+        switch try Self.lock(path, flags: O_RDWR | O_CREAT) {
+        case .held(let descriptor): file = descriptor
+        case .busy:
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             throw busy(holder.isEmpty ? "" : " (process \(holder))")
+        case .unsupported:
+            throw ServerError.startup("Cannot lock \(path): the file system does not support locks (flock)")
         }
         descriptors = [file]
-        guard let whole = try Self.lock(directory, flags: O_RDONLY | O_DIRECTORY) else {
+        switch try Self.lock(directory, flags: O_RDONLY | O_DIRECTORY) {
+        case .held(let whole): descriptors.append(whole)
+        case .unsupported: holdsDirectory = false
+        case .busy:
             release()
             throw busy(" (whose \(Self.fileName) was deleted)")
         }
-        descriptors.append(whole)
         // The holder's process id, for the message above; the lock itself is the flock.
         ftruncate(file, 0)
         try? FileHandle(fileDescriptor: file, closeOnDealloc: false).write(contentsOf: Data("\(getpid())\n".utf8))
     }
 
-    /// An open descriptor of `path` with an exclusive `flock` on it; nil when another process
-    /// holds that lock.
-    private static func lock(_ path: String, flags: Int32) throws -> Int32? {
+    private enum Outcome {
+        /// An open descriptor of the path, with an exclusive `flock` on it.
+        case held(Int32)
+        /// Another process holds the lock.
+        case busy
+        /// The file system does not lock this.
+        case unsupported
+    }
+
+    private static func lock(_ path: String, flags: Int32) throws -> Outcome {
         let descriptor = open(path, flags | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw ServerError.startup("Cannot open \(path): \(String(cString: strerror(errno)))")
@@ -45,12 +62,13 @@ final class DataDirectoryLock {
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
             close(descriptor)
-            guard reason == EWOULDBLOCK else {
-                throw ServerError.startup("Cannot lock \(path): \(String(cString: strerror(reason)))")
+            switch reason {
+            case EWOULDBLOCK: return .busy
+            case ENOTSUP, EINVAL, ENOLCK: return .unsupported
+            default: throw ServerError.startup("Cannot lock \(path): \(String(cString: strerror(reason)))")
             }
-            return nil
         }
-        return descriptor
+        return .held(descriptor)
     }
 
     /// Lets the next server in. Idempotent.

@@ -9,6 +9,8 @@ struct PendingResume {
     let since: Int
     let id: RequestID
     let target: ReplyTarget
+    /// The rebuilder's ticket, once its rebuild is queued.
+    var ticket = 0
 }
 
 /// `subscribe` from a past version needs that version's view, rebuilt from the log on the
@@ -35,7 +37,7 @@ extension GameHub {
 
     /// Starts the rebuilds of the waiting resumes whose viewers have budget again, each viewer's
     /// in arrival order.
-    func answerDeferredResumes() {
+    func startDeferredRebuilds() {
         var blocked = Set<Viewer>()
         var index = 0
         while index < deferredResumes.count {
@@ -54,9 +56,13 @@ extension GameHub {
 
     /// The view a resume asked for, rebuilt (nil when it could not be: the reply then brings a
     /// snapshot). The patch goes from it to the view now, commits made meanwhile included.
-    func rebuilt(ticket: Int, view: JSONValue?) {
-        guard let resume = rebuilding.removeValue(forKey: ticket), !resume.connection.isClosing else { return }
-        answer(resume.connection, since: resume.since, past: view, id: resume.id, target: resume.target)
+    func rebuilt(_ finished: ViewRebuilder.Finished) {
+        // The ticket tells this connection's resume from an older one's, or from another
+        // connection's that once had the same identifier.
+        guard let resume = rebuilding[finished.requester], resume.ticket == finished.ticket else { return }
+        rebuilding[finished.requester] = nil
+        guard !resume.connection.isClosing else { return }
+        answer(resume.connection, since: resume.since, past: finished.view, id: resume.id, target: resume.target)
     }
 
     /// At shutdown: every held resume gets `error` (nothing else will answer it).
@@ -68,7 +74,14 @@ extension GameHub {
     }
 
     private func startRebuild(_ resume: PendingResume) {
-        rebuilding[server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer)] = resume
+        let requester = ObjectIdentifier(resume.connection)
+        guard let ticket = server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer, requester: requester) else {
+            // The rebuilder has stopped (shutdown): a snapshot needs no past.
+            return answer(resume.connection, since: resume.since, past: nil, id: resume.id, target: resume.target)
+        }
+        var queued = resume
+        queued.ticket = ticket
+        rebuilding[requester] = queued
     }
 
     private func answer(_ connection: ClientConnection, since: Int?, past: JSONValue?, id: RequestID, target: ReplyTarget) {

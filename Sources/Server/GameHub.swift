@@ -25,8 +25,9 @@ final class GameHub {
     private var resumeBudgets: [Viewer: TokenBucket] = [:]
     /// Resumes that found their viewer's budget spent, in arrival order (`GameHub+Resumes`).
     var deferredResumes: [PendingResume] = []
-    /// Resumes whose past view is being rebuilt, by the rebuilder's ticket.
-    var rebuilding: [Int: PendingResume] = [:]
+    /// Resumes whose past view is being rebuilt, by connection: one at most each, since a
+    /// connection's reads wait for its earlier replies.
+    var rebuilding: [ObjectIdentifier: PendingResume] = [:]
     private var nextSeq: UInt64 = 0
     private var lastSnapshotVersion: Int
     unowned let server: GameServer
@@ -66,7 +67,7 @@ final class GameHub {
         members[ObjectIdentifier(connection)] = nil
         subscribers[ObjectIdentifier(connection)] = nil
         if !deferredResumes.isEmpty { deferredResumes.removeAll { $0.connection === connection } }
-        if !rebuilding.isEmpty { rebuilding = rebuilding.filter { $0.value.connection !== connection } }
+        rebuilding[ObjectIdentifier(connection)] = nil
     }
 
     /// For a `subscribe` from a past version: false when this viewer resumed too often.

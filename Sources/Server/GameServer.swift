@@ -8,9 +8,10 @@ import UV
 import Views
 
 /// The server: one loop thread owns every connection and every game; one writer thread owns the
-/// SQLite connection that commits, and a checkpointer thread a second one that copies the WAL
-/// back. Two read-only connections: the loop thread's own, and the view rebuilder's on a thread
-/// of its own. Create the server, `run()` it, on the same thread.
+/// SQLite connection that commits, a checkpointer thread a second one that copies the WAL back,
+/// and the view rebuilder's thread a read-only third for `subscribe since`. The loop thread has
+/// a fourth, opened first to check, migrate and seed the log, then used for short reads. Create
+/// the server, `run()` it, on the same thread.
 public final class GameServer {
     public static let serverName = "bq 0.1.0"
 
@@ -37,8 +38,8 @@ public final class GameServer {
     private var idleTimer: LoopTimer?
     /// Reports the tail of a burst of throttled warnings (`LogThrottle`).
     private var logTimer: LoopTimer?
-    /// Answers resumes waiting for their viewer's budget (`GameHub+Resumes`); runs only while
-    /// some wait.
+    /// Starts the rebuilds of resumes waiting for their viewer's budget (`GameHub+Resumes`);
+    /// runs only while some wait.
     private var resumeTimer: LoopTimer?
     private var resumeTimerRunning = false
     private var stopWakeup: AsyncWakeup!
@@ -97,6 +98,10 @@ public final class GameServer {
         }
         try Self.makeDataDirectory(config)
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)
+        if !dataLock.holdsDirectory {
+            let file = DataDirectoryLock.fileName
+            logger.notice("this file system cannot lock the data directory itself: deleting \(file) would let a second server start")
+        }
         try Self.checkCanListen(host: config.host, port: config.port)
         try Self.makeLogFile(config, logger: logger)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
@@ -262,8 +267,13 @@ public final class GameServer {
         logTimer = reporter
         resumeTimer = try LoopTimer(loop: loop)
         rebuildWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainRebuilds() }
-        rebuilder = try ViewRebuilder(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
-                                      logger: logger, wakeup: rebuildWakeup)
+        do {
+            rebuilder = try ViewRebuilder(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
+                                          logger: logger, wakeup: rebuildWakeup)
+        } catch {
+            throw ServerError.startup("Cannot open the event log \(config.databasePath) for resumes: \(error)"
+                + Self.fullDiskHint(config.dataDirectory))
+        }
         listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
         listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
@@ -337,9 +347,7 @@ public final class GameServer {
         guard !resumeTimerRunning, let resumeTimer else { return }
         resumeTimerRunning = true
         resumeTimer.start(afterMilliseconds: 10, repeatMilliseconds: 10) { [unowned self] in
-            for hub in self.hubs.values { hub.answerDeferredResumes() }
-            // Checked after all: an answer may let its connection move to a game already done
-            // this tick and wait there.
+            for hub in self.hubs.values { hub.startDeferredRebuilds() }
             if !self.hubs.values.contains(where: { !$0.deferredResumes.isEmpty }) {
                 self.resumeTimer?.stop()
                 self.resumeTimerRunning = false
@@ -348,7 +356,7 @@ public final class GameServer {
     }
 
     private func drainRebuilds() {
-        for finished in rebuilder.takeFinished() { hubs[finished.game]?.rebuilt(ticket: finished.ticket, view: finished.view) }
+        for finished in rebuilder.takeFinished() { hubs[finished.game]?.rebuilt(finished) }
     }
 
     /// A commit the writer could not make. A failing disk fails every batch: logged once per

@@ -17,6 +17,8 @@ final class ViewRebuilder {
     struct Finished: Sendable {
         let ticket: Int
         let game: String
+        /// Whoever asked, as they said (`rebuild`).
+        let requester: ObjectIdentifier
         let view: JSONValue?
     }
 
@@ -35,25 +37,29 @@ final class ViewRebuilder {
     }
 
     /// Queues the rebuild of `viewer`'s view of `game` at `version`; the returned ticket comes
-    /// back with it.
-    func rebuild(game: String, at version: Int, for viewer: Viewer) -> Int {
+    /// back with it, and `requester`. Nil once stopped: nothing will come back.
+    func rebuild(game: String, at version: Int, for viewer: Viewer, requester: ObjectIdentifier) -> Int? {
         nextTicket += 1
         let ticket = nextTicket
         let (finished, logger, gate) = (self.finished, self.logger, self.gate)
-        reader.perform { store in
+        let queued = reader.perform { store in
             gate.passThrough()
             let view = Self.view(of: game, at: version, for: viewer, from: store, logger: logger)
-            finished.post(Finished(ticket: ticket, game: game, view: view))
+            finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view))
         }
-        return ticket
+        return queued ? ticket : nil
     }
 
     /// The views rebuilt since the last call, in the order they were asked for.
     func takeFinished() -> [Finished] { finished.takeAll() }
 
     /// Lets a rebuild in progress finish and drops the rest (their requests are answered by
-    /// whoever asked). Idempotent.
-    func stop() { reader.stop() }
+    /// whoever asked). Opens the gate first: a test that left it closed must not hang the
+    /// shutdown. Idempotent.
+    func stop() {
+        gate.open()
+        reader.stop()
+    }
 
     /// The newest snapshot at or before `version`, plus the events up to it.
     private static func view(of game: String, at version: Int, for viewer: Viewer, from store: EventStore,

@@ -5,7 +5,9 @@ import UV
 /// A scripted stand-in for the server, for what a real server never does on purpose (a patch
 /// that does not chain). Runs its own libuv loop on its own thread; `respond` runs there, gets
 /// each request but `ping` and returns the lines to send back; a line `FakeServer.hangUp`
-/// among them closes the connection once the lines before it are written.
+/// among them closes the connection once the lines before it are written. `afterHello` gets
+/// each connection's number (from 1) and returns lines to send right after `hello`, a hang-up
+/// included (as a full server does).
 final class FakeServer: @unchecked Sendable {
     /// Set by the loop thread before `ready` is signalled, then only read.
     private(set) var port = 0
@@ -14,7 +16,8 @@ final class FakeServer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
 
-    init(hello: JSONValue, respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
+    init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
+         respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
                 ready.signal()
@@ -23,6 +26,7 @@ final class FakeServer: @unchecked Sendable {
             var connections: [TCPConnection] = []
             let server = try? TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
                 connections.append(connection)
+                let number = connections.count
                 var pending: [UInt8] = []
                 connection.onRead = { bytes in
                     pending += bytes
@@ -44,6 +48,10 @@ final class FakeServer: @unchecked Sendable {
                     }
                 }
                 connection.write(Array((hello.serialized() + "\n").utf8))
+                for out in afterHello(number) {
+                    if out == FakeServer.hangUp { return connection.closeAfterFlush() }
+                    connection.write(Array((out.serialized() + "\n").utf8))
+                }
                 connection.startReading()
             }
             stopper = try? AsyncWakeup(loop: loop) { [self] in

@@ -8,11 +8,12 @@ import Testing
 /// keeps trying: "is the server running?" would send the person looking in the wrong place.
 @Suite struct ReconnectRefusedTests {
     private static let crowded = "Too many connections from 10.1.2.3 (64 at once); close some and try again"
-    private static let closing = "The server is shutting down"
+    private static let busy = "More than 2000 requests per second"
 
-    /// Drops the connection at the first `discover_secrets`; turns the next sign-ins away with
-    /// `refusals`, in order, then lets the client back in.
-    private static func fake(refusals: [String]) -> FakeServer {
+    /// Drops the connection at the first `discover_secrets`. Then each reconnect, in turn, is
+    /// turned away as `script` says: `crowded` right after `hello` (as a server does to one
+    /// connection too many), `busy` at sign-in; past the script, it is let back in.
+    private static func fake(script reconnects: [String]) -> FakeServer {
         final class Script: @unchecked Sendable {
             let lock = NSLock()
             var signIns = 0
@@ -20,13 +21,19 @@ import Testing
             var discovers = 0
         }
         let script = Script()
-        return FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        return FakeServer(hello: hello, afterHello: { connection in
+            guard connection >= 2, connection - 2 < reconnects.count, reconnects[connection - 2] == crowded else { return [] }
+            return [["id": .null, "ok": false, "error": ["code": "unavailable", "message": .string(crowded)]], FakeServer.hangUp]
+        }) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "claim", "auth":
+                // The sign-ins that get this far: the first, then the reconnects not turned away at hello.
                 let signIn = script.lock.withLock { script.signIns += 1; return script.signIns }
-                if signIn >= 2, signIn - 2 < refusals.count {
-                    return [["id": id, "ok": false, "error": ["code": "unavailable", "message": .string(refusals[signIn - 2])]]]
+                let turnedAway = reconnects.filter { $0 == busy }.count
+                if signIn >= 2, signIn - 2 < turnedAway {
+                    return [["id": id, "ok": false, "error": ["code": "rate_limited", "message": .string(busy)]]]
                 }
                 return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
             case "subscribe":
@@ -44,7 +51,7 @@ import Testing
     }
 
     @Test func theClientReportsEachNewReasonOnceAndKeepsTrying() throws {
-        let fake = Self.fake(refusals: [Self.crowded, Self.crowded, Self.crowded, Self.closing])
+        let fake = Self.fake(script: [Self.crowded, Self.busy, Self.crowded, Self.busy, Self.crowded])
         defer { fake.stop() }
         var options = ClientOptions()
         options.initialBackoff = 0.01
@@ -60,11 +67,11 @@ import Testing
         let told = events.all.compactMap { event -> String? in
             if case .reconnectRefused(let reason) = event { reason } else { nil }
         }
-        #expect(told == [Self.crowded, Self.closing])
+        #expect(told == [Self.crowded, Self.busy], "each reason once")
     }
 
     @Test func bqPlaySaysWhyTheServerTurnedItAway() throws {
-        let fake = Self.fake(refusals: [Self.crowded, Self.crowded])
+        let fake = Self.fake(script: [Self.crowded, Self.crowded])
         defer { fake.stop() }
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
         #expect(mia.output.waitFor("Type help for commands."))

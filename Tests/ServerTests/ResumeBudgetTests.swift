@@ -96,8 +96,8 @@ import Testing
     }
 
     /// An answered resume lets its connection go on: here to sign in to another game and resume
-    /// there, where it waits in turn. The timer must keep running for it, whichever game it
-    /// looked at first (the games' order is a dictionary's: several names try both orders).
+    /// there, where it waits in turn. The timer must run for it too, whichever order the games
+    /// are visited in (a dictionary's: several names try both orders).
     @Test(arguments: ["aa", "g2", "g4", "zz"])
     func aResumeThatWaitsInAnotherGameIsStillAnswered(other: String) throws {
         let dir = try TempDirectory()

@@ -39,7 +39,8 @@ import Testing
         try server.stop()
     }
 
-    /// A resume whose rebuild is under way at shutdown still gets its one reply, then `bye`.
+    /// A resume whose rebuild is under way at shutdown gets its one reply, `unavailable` (the
+    /// rebuilder may be slow to finish, and a reconnect resumes), then `bye`.
     @Test func aResumeBeingRebuiltAtShutdownIsAnswered() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
@@ -52,11 +53,10 @@ import Testing
         // Read and under way: a line the server had not read at shutdown would get no reply.
         #expect(server.rebuildGate.waitForHeldRebuild(timeout: 30))
         let stopped = DispatchSemaphore(value: 0)
+        // The gate stays closed: the rebuilder opens it when it stops, after the refusals.
         Thread { try? server.stop(); stopped.signal() }.start()
-        // Shutdown lets a rebuild in progress finish: whichever comes first, the reply is there.
-        server.rebuildGate.open()
         let reply = try client.reply(to: resume)
-        #expect(reply["ok"] == .bool(true) || reply["error"]?["code"] == "unavailable", "\(reply.serialized())")
+        #expect(reply["error"]?["code"] == "unavailable", "\(reply.serialized())")
         while client.byeReason == nil, try client.readMessage() != nil {}
         #expect(client.byeReason == "server_shutdown")
         stopped.wait()
