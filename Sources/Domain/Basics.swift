@@ -117,7 +117,11 @@ extension String {
     /// The length every limit "in characters" counts, in the seed, the rules and the protocol
     /// alike: Unicode code points, as most JSON libraries count. A count of what a screen
     /// shows as one letter would let one "character" carry thousands of combining marks.
-    public var codePointCount: Int { unicodeScalars.count }
+    public var codePointCount: Int {
+        // A code point starts at every byte of its UTF-8 but the continuation bytes (10xxxxxx):
+        // counting those is a plain pass over the bytes, not a decoding of every scalar.
+        utf8.reduce(0) { count, byte in byte & 0xC0 == 0x80 ? count : count + 1 }
+    }
 
     /// Why this text does not fit `range` (counted in code points), or nil. Text for people
     /// that must be there (a range from 1) must also show something: a title of three spaces
@@ -132,7 +136,17 @@ extension String {
 
     /// Nothing but white space and invisible formatting characters.
     public var isBlank: Bool {
-        unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.generalCategory == .format }
+        // Checked on every text of every request: an ASCII letter settles it without the
+        // Unicode property tables, which only text with no such letter needs.
+        var allASCII = true
+        for byte in utf8 {
+            if byte >= 0x80 {
+                allASCII = false
+            } else if byte != 0x20 && !(0x09...0x0D).contains(byte) {
+                return false
+            }
+        }
+        return allASCII || unicodeScalars.allSatisfy(\.isBlank)
     }
 
     /// Whether this is a link a player's device can open: `http://` or `https://`, then a host
@@ -156,4 +170,9 @@ extension String {
             return scalar.properties.isWhitespace || category == .control || category == .format
         }
     }
+}
+
+extension Unicode.Scalar {
+    /// White space, or an invisible formatting character (a zero-width space, a direction mark).
+    var isBlank: Bool { properties.isWhitespace || properties.generalCategory == .format }
 }
