@@ -28,13 +28,14 @@ struct AdminConsole: ParsableCommand {
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
+        let notices = ConnectionNotices()
         context.client.onEvent { event in
-            switch event {
-            case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
-            case .reconnectRefused(let reason): terminal.line(reconnectRefusedLine(reason, style: terminal.style))
-            case .reconnected: terminal.line(terminal.style.green("Reconnected."))
-            case .lateReply(let op, let result): terminal.line(lateReplyLine(op, result, style: terminal.style))
-            default: return
+            if case .lateReply(let op, let result) = event {
+                terminal.line(lateReplyLine(op, result, style: terminal.style))
+            } else if let line = notices.line(for: event, style: terminal.style) {
+                terminal.line(line)
+            } else {
+                return
             }
             // Printed over the prompt the organizer was typing at: show it again (a command
             // that is running prints its result and then a prompt of its own).

@@ -64,11 +64,12 @@ struct AdminWatch: ParsableCommand {
         let terminal = context.terminal
         let changed = DispatchSemaphore(value: 0)
         // The observer only signals: status needs requests, which must not run on the reader thread.
+        let notices = ConnectionNotices()
         context.client.onEvent { event in
             switch event {
             case .patch, .snapshot, .reconnected: changed.signal()
-            case .disconnected: terminal.line(terminal.style.yellow("Connection lost; reconnecting…"))
-            case .reconnectRefused(let reason): terminal.line(reconnectRefusedLine(reason, style: terminal.style))
+            case .bye, .disconnected, .reconnectRefused:
+                if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) }
             default: break
             }
         }

@@ -16,10 +16,33 @@ func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: St
     }
 }
 
-/// What `bq play` and `bq admin` say while reconnecting when the server turns them away: a
-/// server that answers is running, and its reason says what would let them back in.
-func reconnectRefusedLine(_ reason: String, style: Style) -> String {
-    style.yellow("The server turned the reconnect away: \(reason.terminalSafe). Still trying…")
+/// What `bq play` and `bq admin` say about their connection while it comes and goes. A server
+/// that says goodbye because it is stopping (a restart, most often) has not lost anyone; a
+/// server that turns a reconnect away is running, and its reason says what would let them in.
+final class ConnectionNotices: @unchecked Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`: the connection that ends next was closed by a stopping server.
+    private var serverStopping = false
+
+    /// The line to print for `event`, if it is news about the connection. Reader thread.
+    func line(for event: ClientEvent, style: Style) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        switch event {
+        case .bye(reason: "server_shutdown"):
+            serverStopping = true
+            return style.yellow("The server is stopping (a restart?); reconnecting when it is back…")
+        case .disconnected:
+            defer { serverStopping = false }
+            return serverStopping ? nil : style.yellow("Connection lost; reconnecting…")
+        case .reconnectRefused(let reason):
+            return style.yellow("The server turned the reconnect away: \(reason.terminalSafe). Still trying…")
+        case .reconnected:
+            return style.green("Reconnected.")
+        default:
+            return nil
+        }
+    }
 }
 
 /// What a one-shot or a script says of a change whose answer never came: the process ends

@@ -201,17 +201,15 @@ final class PlaySession: @unchecked Sendable {
             for line in lines { terminal.line(line) }
             return true
         }
+        let notices = ConnectionNotices()
         client.onEvent { [terminal, style, weak self] event in
             switch event {
             case .patch(_, _, _, _, let view), .snapshot(_, let view):
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
                 guard announce(view) else { return }
-            case .disconnected:
-                terminal.line(style.yellow("Connection lost; reconnecting…"))
-            case .reconnectRefused(let reason):
-                terminal.line(reconnectRefusedLine(reason, style: style))
-            case .reconnected:
-                terminal.line(style.green("Reconnected."))
+            case .bye, .disconnected, .reconnectRefused, .reconnected:
+                guard let line = notices.line(for: event, style: style) else { return }
+                terminal.line(line)
             case .lateReply(let op, let result):
                 terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):

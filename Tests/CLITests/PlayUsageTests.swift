@@ -75,7 +75,7 @@ import Testing
         mia.send("points")
         #expect(mia.output.waitFor("Points: 0 ✦"))
         server.stop()
-        #expect(mia.output.waitFor("Connection lost; reconnecting…"))
+        #expect(mia.output.waitFor("The server is stopping (a restart?); reconnecting when it is back…"))
         mia.send("points")
         #expect(mia.output.waitFor("Points: 0 ✦"))
         #expect(mia.output.waitFor("Offline: this is the game as last seen (version "))
