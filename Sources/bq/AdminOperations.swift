@@ -31,8 +31,11 @@ struct AdminForceUnlock: AdminOperation {
     var isDestructive: Bool { true }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
+        // The reply says whether the badge is unlocked, not whether this unlock did it: an
+        // organizer who triggered it earlier must not read that the last gift just did.
+        let badgeBefore = try context.client.fetchState().view["game"]?["final_badge"]?.boolValue == true
         let reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
-        let badge = reply.result["final_badge"]?.boolValue == true ? " The final badge is unlocked." : ""
+        let badge = !badgeBefore && reply.result["final_badge"]?.boolValue == true ? " The final badge unlocked with it." : ""
         return done("Unlocked \(reward)\(noDeduct ? " for free" : ""). Points: \(reply.result["points"]?.intValue ?? 0) ✦.\(badge)", reply)
     }
 }
