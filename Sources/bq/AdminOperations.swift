@@ -1,5 +1,6 @@
 import ArgumentParser
 import Client
+import Domain
 import JSON
 
 /// The result line of a mutation: what changed and the version it committed.
@@ -103,6 +104,12 @@ struct AdminSetDay: AdminOperation {
     }
 }
 
+/// `value`, when given, must be one of `Word`'s values.
+private func checkWord<Word: RawRepresentable<String> & CaseIterable>(_ value: String?, _ flag: String, _: Word.Type) throws {
+    guard let value, Word(rawValue: value) == nil else { return }
+    throw ValidationError("\(flag) must be one of \(Word.allCases.map(\.rawValue).joined(separator: ", ")), got \(value)")
+}
+
 /// Reads and merges an edit may need before the game holds still long enough to save it.
 private let editAttempts = 5
 
@@ -185,6 +192,13 @@ struct ChallengeFields: SavedItemFields {
     @Option(name: .customLong("option-b-description"), parsing: .unconditional) var optionBDescription: String?
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
 
+    /// A word outside the list is a value not of its type, like `--points ten`: a usage error
+    /// (exit 64) said here, not a refusal from the server.
+    func validate() throws {
+        try checkWord(difficulty, "--difficulty", Difficulty.self)
+        try checkWord(category, "--category", Category.self)
+    }
+
     func problem(base: JSONValue?) -> String? {
         // Said here: the request would be refused for the dare's missing difficulty first.
         if base?["secret"]?.boolValue == true {
@@ -257,6 +271,7 @@ struct RewardFields: SavedItemFields {
         if fromCharacter != nil && noFromCharacter {
             throw ValidationError("give --from-character or --no-from-character, not both")
         }
+        try checkWord(type, "--type", RewardType.self)
     }
 
     func arguments(base: JSONValue?) -> [String: JSONValue] {

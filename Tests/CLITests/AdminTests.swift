@@ -82,6 +82,20 @@ import Testing
         #expect(board.out.contains("social · easy · 45 ✦"))
     }
 
+    /// A word outside a flag's list is a value not of its type: exit 64 before anything is sent,
+    /// as the README's table says, not a refusal from the server.
+    @Test func aWordOutsideItsListIsAUsageError() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let challenge = try BQProcess.run(["admin", "add-challenge", "--title", "Lake Yoga", "--description", "On the dock",
+                                           "--points", "40", "--difficulty", "extreme", "--category", "physical"] + server.adminFlags)
+        #expect(challenge.status == 64, "\(challenge.err)")
+        #expect(challenge.err.contains("--difficulty must be one of easy, medium, hard, got extreme"), "\(challenge.err)")
+        let reward = try BQProcess.run(["admin", "edit-reward", "r01", "--type", "poem"] + server.adminFlags)
+        #expect(reward.status == 64, "\(reward.err)")
+        #expect(reward.err.contains("--type must be one of text, image, audio, video, got poem"), "\(reward.err)")
+    }
+
     @Test func editsThatCannotWorkSaySoInTheirOwnTerms() throws {
         let server = try ServerProcess()
         defer { server.stop() }
