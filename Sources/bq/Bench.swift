@@ -54,14 +54,16 @@ struct LoadOptions: ParsableArguments {
     func describe(_ result: LoadResult) -> String { json ? result.json() : result.table() }
 }
 
-/// The environment a spawned benchmark server runs with: no rate limit in the way.
-func benchServerEnvironment(games: [String], synchronous: String, adminKey: String) -> [String: String] {
+/// The environment a spawned benchmark server runs with: no rate limit in the way, and room for
+/// the `connections` the run opens (a bound far above them would only draw the server's
+/// warning that the open-file limit is lower).
+func benchServerEnvironment(games: [String], synchronous: String, adminKey: String, connections: Int) -> [String: String] {
     [
         "BQ_GAMES": games.joined(separator: ","),
         "BQ_DEFAULT_GAME": games[0],
         "BQ_SYNCHRONOUS": synchronous,
         "BQ_REQUESTS_PER_SECOND": "10000000",
-        "BQ_MAX_CONNECTIONS": "100000",
+        "BQ_MAX_CONNECTIONS": String(max(connections * 2, 256)),
         "BQ_ADMIN_KEY": adminKey,
         "BQ_IDLE_TIMEOUT_SECONDS": "0",
     ]
@@ -159,7 +161,8 @@ struct BenchLoad: ParsableCommand {
             guard let seedPath = benchSeedPath(seed) else { throw ValidationError("seed/birthdayquest.json not found: pass --seed") }
             server = try SpawnedServer(
                 arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
-                environment: benchServerEnvironment(games: load.gameNames, synchronous: sync, adminKey: adminKey),
+                environment: benchServerEnvironment(games: load.gameNames, synchronous: sync, adminKey: adminKey,
+                                                    connections: load.connections + load.subscribers * load.games),
                 dataDirectory: data, passDataFlag: true)
             port = server!.port
         }

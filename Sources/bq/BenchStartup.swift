@@ -21,7 +21,7 @@ struct BenchStartup: ParsableCommand {
         let adminKey = "bench-admin-key"
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("bq-bench-startup-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let environment = benchServerEnvironment(games: ["main"], synchronous: sync, adminKey: adminKey)
+        let environment = benchServerEnvironment(games: ["main"], synchronous: sync, adminKey: adminKey, connections: connections + 8)
         let arguments = ["serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath]
 
         let filler = try SpawnedServer(arguments: arguments, environment: environment, dataDirectory: data, passDataFlag: true)
