@@ -442,6 +442,8 @@ final class PlaySession: @unchecked Sendable {
         }
         if role == "organizer" { lines += organizerHelpLines() }
         lines.append("  quit")
+        lines.append(style.dim("Quote text with spaces in \"double\" or 'single' quotes; inside double quotes or none, a "
+            + "backslash makes the next character plain (\\\" for a quote, \\\\ for a backslash)."))
         return lines
     }
 }
