@@ -10,6 +10,9 @@ struct PlayDeviceFile {
     var device: String
     var token: String?
     var character: String?
+    /// Why the last session ended, when the server ended it (a takeover, an unclaim): told at
+    /// the next start, which would otherwise just ask "Who are you?".
+    var sessionEnded: String?
 
     static func defaultPath(host: String, port: Int, game: String?) -> String {
         let environment = ProcessInfo.processInfo.environment
@@ -31,12 +34,12 @@ struct PlayDeviceFile {
                 throw DeviceFileError("it is not a bq device file (no device id in it); name another file with --device-file, or remove this one to start afresh")
             }
             return PlayDeviceFile(path: path, device: device, token: json["token"]?.stringValue,
-                                  character: json["character"]?.stringValue)
+                                  character: json["character"]?.stringValue, sessionEnded: json["session_ended"]?.stringValue)
         }
         if FileManager.default.fileExists(atPath: path) && !FileManager.default.isReadableFile(atPath: path) {
             throw DeviceFileError("it cannot be read")
         }
-        let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil)
+        let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil, sessionEnded: nil)
         try file.save()
         return file
     }
@@ -53,6 +56,7 @@ struct PlayDeviceFile {
         var object: [String: JSONValue] = ["device": .string(device)]
         if let token { object["token"] = .string(token) }
         if let character { object["character"] = .string(character) }
+        if let sessionEnded { object["session_ended"] = .string(sessionEnded) }
         // The token signs in as this character: readable by this user only, and a crash while
         // saving must not leave half a file (the next start would refuse it).
         // Two bq play on one file (a mistake, but a possible one) must not share a temporary.

@@ -88,7 +88,13 @@ final class PlaySession: @unchecked Sendable {
         fileLock.lock()
         let saved = file.token
         let device = file.device
+        let ended = file.sessionEnded.map { (reason: $0, character: file.character) }
         fileLock.unlock()
+        if let ended {
+            let who = ended.character.map { " as \($0.terminalSafe)" } ?? ""
+            say([style.yellow("Your last session\(who) was ended by the server: \(ended.reason.terminalSafe).")])
+            updateFile { $0.sessionEnded = nil; $0.character = nil }
+        }
         if let saved, character == nil || character == file.character {
             do {
                 let reply = try client.auth(token: saved)
@@ -214,7 +220,7 @@ final class PlaySession: @unchecked Sendable {
                 terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
-                self?.updateFile { $0.token = nil; $0.character = nil }
+                self?.updateFile { $0.token = nil; $0.sessionEnded = reason }
                 // Nothing works without a session, and the main thread is blocked reading input.
                 exit(3)
             default:

@@ -49,7 +49,8 @@ import Testing
     @Test func anotherPlayersChangeAppearsWithoutInput() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        let home = try makeTemporaryDirectory()
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: home)
         #expect(mia.output.waitFor("??? no hidden dares"))
         #expect(mia.output.waitFor("Type help for commands."))
 
@@ -83,6 +84,11 @@ import Testing
         #expect(unclaimed.status == 0, "\(unclaimed.err)")
         #expect(mia.output.waitFor("You were signed out"))
         #expect(mia.waitForExit() == 3)
+        // The next start says why the saved session is gone, once, instead of only asking again.
+        let next = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(next.out.contains("Your last session as mia was ended by the server: "), "\(next.out) \(next.err)")
+        let after = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(!after.out.contains("Your last session"), "\(after.out)")
     }
 
     @Test func refusalsShowTheServersMessage() throws {
