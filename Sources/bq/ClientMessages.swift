@@ -45,6 +45,21 @@ final class ConnectionNotices: @unchecked Sendable {
     }
 }
 
+/// A refusal worded for a person at a party: the server names the request's fields
+/// ("Field `proof.text` must be 1 to 2000 characters, got 0"), which a player never typed.
+func forPeople(_ message: String) -> String {
+    guard message.hasPrefix("Field `"), let end = message.dropFirst(7).firstIndex(of: "`") else { return message }
+    let field = String(message[message.index(message.startIndex, offsetBy: 7)..<end])
+    let words = fieldWords[field] ?? field.replacingOccurrences(of: "_", with: " ").replacingOccurrences(of: ".", with: " ")
+    return "The " + words + message[message.index(after: end)...]
+}
+
+private let fieldWords = [
+    "proof.text": "text", "proof.url": "photo link", "proof.kind": "kind of proof", "delta": "number of points",
+    "from_character": "giver's character", "content.text": "gift's text", "content.urls": "gift's links",
+    "option_b": "option B", "option_b.title": "option B title", "option_b.description": "option B description",
+]
+
 /// What a one-shot or a script says of a change whose answer never came: the process ends
 /// here, so nothing will send it again, and all that is known is that it may have been made.
 func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {

@@ -42,7 +42,7 @@ final class PlaySession: @unchecked Sendable {
     func refused(_ message: String) {
         let message = message.terminalSafe
         if mode == .interactive && !json {
-            terminal.line(style.red("✗ ") + message)
+            terminal.line(style.red("✗ ") + forPeople(message))
         } else {
             terminal.error(message)
         }

@@ -104,6 +104,9 @@ import Testing
         mia.send("complete c06")
         #expect(mia.output.waitFor("✗ "))
         #expect(mia.output.waitFor("already completed"))
+        // Worded for her, not for the protocol's fields.
+        mia.send("complete c04 text \"\"")
+        #expect(mia.output.waitFor("✗ The text must be 1 to 2000 characters, got 0"), "\(mia.output.text)")
         #expect(mia.finish() == 0)
 
         // One-shot: the refusal goes to stderr and the exit status says it failed.
