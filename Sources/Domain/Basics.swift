@@ -136,8 +136,9 @@ extension String {
 
     /// Nothing but white space and invisible formatting characters.
     public var isBlank: Bool {
-        // Checked on every text of every request: an ASCII letter settles it without the
-        // Unicode property tables, which only text with no such letter needs.
+        // Checked on every text of every request: any ASCII character but a space or a control
+        // from tab to carriage return settles it without the Unicode property tables, which
+        // only text with no such character needs.
         var allASCII = true
         for byte in utf8 {
             if byte >= 0x80 {

@@ -50,7 +50,9 @@ public enum GameLoader {
     /// Reads and validates a seed file; the error names the file, the field and the problem.
     public static func readSeed(path: String) throws -> (content: SeedContent, hash: String) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = access(path, R_OK) == 0 ? "" : ": " + String(cString: strerror(errno))
+            var isDirectory: ObjCBool = false
+            let reason = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+                ? ": it is a directory" : access(path, R_OK) == 0 ? "" : ": " + String(cString: strerror(errno))
             throw ServerError.startup("\(path): cannot read the seed file\(reason)")
         }
         let json: JSONValue

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Client
 import Domain
+import Foundation
 import JSON
 
 /// The result line of a mutation: what changed and the version it committed.
@@ -144,7 +145,10 @@ extension SavedItemFields {
     /// again and merges the fields given over the fresh item.
     func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
         let op = "save_\(Self.kind)"
-        for _ in 0..<editAttempts {
+        for attempt in 0..<editAttempts {
+            // `state` shows the game as it is on disk; a change decided but not yet written moves
+            // the version `expect` is checked against, so a retry gives it a moment to land.
+            if attempt > 0 { Thread.sleep(forTimeInterval: 0.02 * Double(1 << attempt)) }
             let (version, view) = try context.client.fetchState()
             guard let current = view["\(Self.kind)s"]?[id] else {
                 throw .refused(ServerRefusal(op: op, code: "not_found", message: "No \(Self.kind) \(id)"))

@@ -67,7 +67,10 @@ struct AdminWatch: ParsableCommand {
         let notices = ConnectionNotices()
         context.client.onEvent { event in
             switch event {
-            case .patch, .snapshot, .reconnected: changed.signal()
+            case .patch, .snapshot: changed.signal()
+            case .reconnected:
+                _ = notices.line(for: event, style: terminal.style)  // the redraw says it
+                changed.signal()
             case .bye, .disconnected, .reconnectRefused:
                 if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) }
             default: break

@@ -57,10 +57,15 @@ final class SpawnedServer {
                 .appendingPathComponent("bq-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
             ownsDirectory = true
         }
-        // The owner's alone, as `bq serve` makes its own data directory: else the server warns
-        // that others may read the log it is about to fill.
-        try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        // A directory made here is the owner's alone, as `bq serve` makes its own: else the server
+        // warns that others may read the log it is about to fill. Its parents, and a directory
+        // that is already there, are left as they are.
+        if !FileManager.default.fileExists(atPath: self.dataDirectory) {
+            try FileManager.default.createDirectory(atPath: (self.dataDirectory as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: false,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = arguments + (passDataFlag ? ["--data", self.dataDirectory] : [])
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

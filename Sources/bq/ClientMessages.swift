@@ -38,6 +38,9 @@ final class ConnectionNotices: @unchecked Sendable {
         case .reconnectRefused(let reason):
             return style.yellow("The server turned the reconnect away: \(reason.terminalSafe). Still trying…")
         case .reconnected:
+            // A goodbye that came while a reconnect was being set up ended no connection the
+            // person had: the next loss is news again.
+            serverStopping = false
             return style.green("Reconnected.")
         default:
             return nil
@@ -50,6 +53,7 @@ final class ConnectionNotices: @unchecked Sendable {
 func forPeople(_ message: String) -> String {
     guard message.hasPrefix("Field `"), let end = message.dropFirst(7).firstIndex(of: "`") else { return message }
     let field = String(message[message.index(message.startIndex, offsetBy: 7)..<end])
+    guard !field.isEmpty else { return message }
     let words = fieldWords[field] ?? field.replacingOccurrences(of: "_", with: " ").replacingOccurrences(of: ".", with: " ")
     return "The " + words + message[message.index(after: end)...]
 }

@@ -88,7 +88,8 @@ final class PlaySession: @unchecked Sendable {
         fileLock.lock()
         let saved = file.token
         let device = file.device
-        let ended = file.sessionEnded.map { (reason: $0, character: file.character) }
+        // For a person: a script's output is its commands' results, and the note waits for them.
+        let ended = mode == .interactive && !json ? file.sessionEnded.map { (reason: $0, character: file.character) } : nil
         fileLock.unlock()
         if let ended {
             let who = ended.character.map { " as \($0.terminalSafe)" } ?? ""

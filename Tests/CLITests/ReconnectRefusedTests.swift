@@ -83,3 +83,48 @@ import Testing
         #expect(mia.finish() == 0)
     }
 }
+
+/// A goodbye from a server that stops while a reconnect is being set up ends no connection the
+/// organizer had: a later real loss must still be told.
+@Suite struct ConnectionNoticeTests {
+    @Test func aLossAfterAStoppingServersGoodbyeDuringAReconnectIsStillTold() throws {
+        final class Script: @unchecked Sendable {
+            let lock = NSLock()
+            var signIns = 0
+            var reads = 0
+        }
+        let script = Script()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "admin":
+                let signIn = script.lock.withLock { script.signIns += 1; return script.signIns }
+                let ok: JSONValue = ["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]
+                switch signIn {
+                case 2: return [["push": "bye", "reason": "server_shutdown"], FakeServer.hangUp]  // stopping
+                case 3: return [ok, FakeServer.hangUp]  // back, then lost at once
+                default: return [ok]
+                }
+            case "state":
+                // The organizer's first command finds the connection gone.
+                let first = script.lock.withLock { script.reads += 1; return script.reads == 1 }
+                return first ? [FakeServer.hangUp]
+                    : [["id": id, "ok": true, "version": 1, "result": ["state": LiveNewsTests.view]]]
+            default:
+                return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        let console = try BQProcess(["admin", "console", "--port", String(fake.port), "--key", "k"])
+        #expect(console.output.waitFor("Signed in as admin."))
+        console.send("show c01")
+        #expect(console.output.waitFor("Connection lost; reconnecting…"))
+        #expect(console.output.waitFor("The server is stopping (a restart?)"))
+        // Back on the third connection, which is lost at once, then back on the fourth.
+        #expect(console.output.waitFor("Reconnected."))
+        #expect(console.output.waitFor("Connection lost; reconnecting…"), "the loss after the goodbye: \(console.output.text)")
+        #expect(console.output.waitFor("Reconnected."))
+        console.closeInput()
+        _ = console.waitForExit()
+    }
+}
