@@ -141,7 +141,7 @@ final class PlaySession: @unchecked Sendable {
                     return .refused
                 }
                 if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
-                    terminal.prompt("PIN for \(id) (empty to choose another): ")
+                    terminal.ask("PIN for \(id) (empty to choose another): ")
                     guard let answer = terminal.readSecretLine() else { return .refused }
                     if !answer.isEmpty {
                         pinToTry = answer
@@ -169,6 +169,11 @@ final class PlaySession: @unchecked Sendable {
             let id = character["id"]?.stringValue ?? "?"
             let name = character["name"]?.stringValue ?? id
             terminal.line("  \(index + 1)) \(style.cyan(id)) \(name) (\(character["role"]?.stringValue ?? "?"))")
+        }
+        // A player whose character another device holds would otherwise not find it at all.
+        let claimed = characters.filter { $0["claimed"]?.boolValue == true }.compactMap { $0["id"]?.stringValue }
+        if !free.isEmpty, !claimed.isEmpty {
+            terminal.line(style.dim("  Claimed on other devices: \(claimed.joined(separator: ", ")) (type its id to take it over with its PIN)"))
         }
         while true {
             guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return nil }

@@ -71,8 +71,14 @@ final class Terminal: @unchecked Sendable {
     /// Asks a yes/no question and reads the answer (no unless `y` or `yes`). The question is
     /// shown even when the input is not a terminal: a line is read as its answer either way.
     func confirm(_ question: String) -> Bool {
-        if Self.stdinIsTerminal { prompt(question) } else { line(question.trimmingCharacters(in: .whitespaces)) }
+        ask(question)
         return isYes(readLine(strippingNewline: true))
+    }
+
+    /// Shows a question whose answer is the next line read: a prompt at a terminal, a line of
+    /// its own otherwise, so that a line from a pipe is never taken as an answer unannounced.
+    func ask(_ question: String) {
+        if Self.stdinIsTerminal { prompt(question) } else { line(question.trimmingCharacters(in: .whitespaces)) }
     }
 
     /// A prompt without a newline, shown only to a person at a terminal.

@@ -35,14 +35,33 @@ import Testing
     @Test func pickingACharacterInteractively() throws {
         let server = try ServerProcess()
         defer { server.stop() }
+        let dani = try BQProcess.run(["play"] + server.address + ["--character", "dani", "whoami"], home: try makeTemporaryDirectory())
+        #expect(dani.status == 0, "\(dani.err)")
         let theo = try BQProcess(["play"] + server.address, home: try makeTemporaryDirectory())
         #expect(theo.output.waitFor("Who are you?"))
         #expect(theo.output.waitFor("theo Theo (friend)"))
+        #expect(theo.output.waitFor("Claimed on other devices: dani (type its id to take it over with its PIN)"))
         theo.send("theo")
         #expect(theo.output.waitFor("You are now theo (friend)."))
         #expect(theo.output.waitFor("Your dare: none yet."))
         #expect(theo.output.waitFor("Rewards you gave"))
         #expect(theo.output.waitFor("One Year of Chauffeur Service"))
+        #expect(theo.finish() == 0)
+    }
+
+    /// The PIN question is shown even when the input is a pipe: the next line is read as the
+    /// PIN either way, and unannounced it would be spent on a wrong guess.
+    @Test func takingOverFromThePickerAsksForThePinVisibly() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let first = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"], home: try makeTemporaryDirectory())
+        #expect(first.status == 0, "\(first.err)")
+        let theo = try BQProcess(["play"] + server.address, home: try makeTemporaryDirectory())
+        #expect(theo.output.waitFor("Claimed on other devices: theo"))
+        theo.send("theo")
+        #expect(theo.output.waitFor("PIN for theo (empty to choose another):"))
+        theo.send("3390")
+        #expect(theo.output.waitFor("You are now theo (friend)."))
         #expect(theo.finish() == 0)
     }
 
