@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import Client
+import Foundation
 
 /// What to show when the answer to a mutation whose wait ended unconfirmed arrives after all.
 func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: Style) -> String {
@@ -51,9 +51,10 @@ final class ConnectionNotices: @unchecked Sendable {
 /// A refusal worded for a person at a party: the server names the request's fields
 /// ("Field `proof.text` must be 1 to 2000 characters, got 0"), which a player never typed.
 func forPeople(_ message: String) -> String {
-    guard message.hasPrefix("Field `"), let end = message.dropFirst(7).firstIndex(of: "`") else { return message }
-    let field = String(message[message.index(message.startIndex, offsetBy: 7)..<end])
-    guard !field.isEmpty else { return message }
+    let opening = "Field `"
+    let rest = message.dropFirst(opening.count)
+    guard message.hasPrefix(opening), let end = rest.firstIndex(of: "`"), end > rest.startIndex else { return message }
+    let field = String(rest[..<end])
     let words = fieldWords[field] ?? field.replacingOccurrences(of: "_", with: " ").replacingOccurrences(of: ".", with: " ")
     return "The " + words + message[message.index(after: end)...]
 }
