@@ -191,6 +191,10 @@ final class PlaySession: @unchecked Sendable {
 
     /// Subscribes, shows the home screen and, interactively, starts printing live updates.
     func start() -> Bool {
+        let shown = ShownView()
+        // In place before the subscribe: a connection lost (and found again) in the moment
+        // before the home screen is news like any other, and was told to no one.
+        if mode == .interactive && !json { observe(shown) }
         do {
             try client.subscribe()
         } catch {
@@ -198,27 +202,37 @@ final class PlaySession: @unchecked Sendable {
             return false
         }
         guard mode == .interactive else { return true }
-        let home = client.view
-        if let home { say(PlayView(json: home, style: style).home()) }
+        let home = client.mirrorSnapshot
+        if let view = home.view { say(PlayView(json: view, style: style).home()) }
         guard !json else { return true }
-        // The last view the person was told about: a fresh snapshot (after a gap, or after the
-        // server held patches back) is announced as the changes since then, like a patch.
-        let shown = ShownView(home)
-        /// Prints what changed for this person; false when nothing did (a change they cannot see).
-        let announce: @Sendable (JSONValue) -> Bool = { [terminal, style] view in
-            guard let before = shown.swap(view) else { return false }
-            let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
-            if lines.isEmpty { return false }
-            if Terminal.stdinIsTerminal { terminal.line() }
-            for line in lines { terminal.line(line) }
-            return true
-        }
+        shown.goLive(version: home.version, view: home.view)
+        // What changed while the home screen was being printed would go untold.
+        let now = client.mirrorSnapshot
+        if let view = now.view { _ = announce(version: now.version, view: view, shown: shown) }
+        return true
+    }
+
+    /// Prints what changed for this person since the last view they were told about; false when
+    /// nothing did (a change they cannot see, a view older than the one shown, or not live yet).
+    /// A fresh snapshot (after a gap, or after the server held patches back) is announced as the
+    /// changes since then, like a patch.
+    private func announce(version: Int, view: JSONValue, shown: ShownView) -> Bool {
+        guard let before = shown.advance(to: version, view: view) else { return false }
+        let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
+        if lines.isEmpty { return false }
+        if Terminal.stdinIsTerminal { terminal.line() }
+        for line in lines { terminal.line(line) }
+        return true
+    }
+
+    private func observe(_ shown: ShownView) {
         let notices = ConnectionNotices()
         client.onEvent { [terminal, style, weak self] event in
+            guard let self else { return }
             switch event {
-            case .patch(_, _, _, _, let view), .snapshot(_, let view):
+            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
-                guard announce(view) else { return }
+                guard announce(version: version, view: view, shown: shown) else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
                 guard let line = notices.line(for: event, style: style) else { return }
                 terminal.line(line)
@@ -226,19 +240,17 @@ final class PlaySession: @unchecked Sendable {
                 terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
-                self?.updateFile { $0.token = nil; $0.sessionEnded = reason }
+                updateFile { $0.token = nil; $0.sessionEnded = reason }
                 // Nothing works without a session, and the main thread is blocked reading input.
                 exit(3)
             default:
                 return
             }
             // The update printed over the prompt a person was typing at: show it again (unless a
-            // command is running, whose result and then a prompt come next).
-            if self?.isRunningCommand != true { terminal.prompt(style.bold("> ")) }
+            // command is running, whose result and then a prompt come next, or the home screen
+            // and its first prompt are still to come).
+            if shown.isLive && !isRunningCommand { terminal.prompt(style.bold("> ")) }
         }
-        // What changed between the home screen and the observer's start would go untold.
-        if let now = client.view { _ = announce(now) }
-        return true
     }
 
     /// Reads commands until quit or the end of input. In script mode: `failed` when any
@@ -460,20 +472,35 @@ final class PlaySession: @unchecked Sendable {
     }
 }
 
-/// The view last announced to the person: swapped on the client's reader thread, and once by
-/// the main thread when live updates start, so guarded by a lock.
+/// The view last announced to the person, and its version: advanced on the client's reader
+/// thread, and by the main thread when live updates start, so guarded by a lock.
 private final class ShownView: @unchecked Sendable {
     private let lock = NSLock()
+    // Guarded by `lock`.
+    private var live = false
+    private var version = 0
     private var view: JSONValue?
 
-    init(_ view: JSONValue?) { self.view = view }
+    var isLive: Bool { lock.withLock { live } }
 
-    /// Puts `newView` in its place and returns the view it replaces.
-    func swap(_ newView: JSONValue) -> JSONValue? {
-        lock.lock()
-        defer { lock.unlock() }
-        let old = view
-        view = newView
-        return old
+    /// The home screen is shown, of `view` at `version`: from here on, newer views are news.
+    func goLive(version: Int, view: JSONValue?) {
+        lock.withLock {
+            live = true
+            self.version = version
+            self.view = view
+        }
+    }
+
+    /// Takes `newView` as the one shown and returns the view it replaces, when live and newer:
+    /// the reader thread and the main thread both offer views, and neither may go back in time.
+    func advance(to newVersion: Int, view newView: JSONValue) -> JSONValue? {
+        lock.withLock {
+            guard live, newVersion > version || view == nil else { return nil }
+            let old = view
+            version = newVersion
+            view = newView
+            return old
+        }
     }
 }

@@ -128,3 +128,42 @@ import Testing
         _ = console.waitForExit()
     }
 }
+
+/// A connection lost in the moment between the subscribe and the home screen is told, like any
+/// other loss, and so is what changed while it was away.
+@Suite struct EarlyLossTests {
+    @Test func aLossRightAfterTheSubscribeIsToldAndTheNewsItMissedFollows() throws {
+        final class Script: @unchecked Sendable {
+            let lock = NSLock()
+            var subscribes = 0
+        }
+        let script = Script()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim", "auth":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                let first = script.lock.withLock { script.subscribes += 1; return script.subscribes == 1 }
+                if first {
+                    return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                            ["push": "snapshot", "version": 1, "state": LiveNewsTests.view], FakeServer.hangUp]
+                }
+                // The resume: the organizer gave ten points while the connection was down.
+                return [["id": id, "ok": true, "version": 2, "result": ["mode": "patch"]],
+                        ["push": "patch", "from": 1, "to": 2, "ops": [
+                            ["op": "replace", "path": "/game/points", "value": 10],
+                            ["op": "replace", "path": "/game/earned", "value": 10]]]]
+            default:
+                return [["id": id, "ok": true, "version": 2, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Connection lost; reconnecting…"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Reconnected."))
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
+        #expect(mia.output.text.contains("Type help for commands."))
+        #expect(mia.finish() == 0)
+    }
+}
