@@ -321,6 +321,12 @@ final class PlaySession: @unchecked Sendable {
         case "quit": return .quit
         default:
             if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
+            if Self.organizerTools.contains(name) {
+                // The server would refuse it; saying so beats "Unknown command" for a command
+                // the README lists.
+                refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
+                return .failed
+            }
             refused("Unknown command \(name). Type help for the list.")
             return .usage
         }
