@@ -26,7 +26,36 @@ struct Admin: ParsableCommand {
         guard let name = words.first, words.contains("--help") || words.contains("-h"),
               let type = configuration.subcommands.first(where: { $0.configuration.commandName == name })
         else { return nil }
-        return type.helpMessage(columns: 100)
+        return withoutConnectionOptions(type.helpMessage(columns: 100))
+    }
+
+    /// A subcommand's help as a console shows it: a line typed at a console that is already
+    /// signed in has no use for the options that say where the server is and how to sign in.
+    static func withoutConnectionOptions(_ help: String) -> String {
+        let flags = ["--host", "--port", "--timeout", "--game", "--key", "--data", "--no-color"]
+        var kept: [Substring] = []
+        var skipping = false
+        for var line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("USAGE: ") {
+                var usage = String(line)
+                for flag in flags {
+                    usage = usage.replacingOccurrences(of: "[\(flag) <\(flag.dropFirst(2))>] ", with: "")
+                        .replacingOccurrences(of: "[\(flag)] ", with: "")
+                }
+                line = Substring(usage)
+            }
+            let text = line.drop { $0 == " " }
+            let indent = line.count - text.count
+            // An option's entry starts two spaces in; its wrapped lines go deeper; a heading or
+            // a blank line ends it.
+            if indent == 2 && text.hasPrefix("-") {
+                skipping = flags.contains { text.hasPrefix($0 + " ") || text == $0 }
+            } else if indent < 2 || text.isEmpty {
+                skipping = false
+            }
+            if !skipping { kept.append(line) }
+        }
+        return kept.joined(separator: "\n")
     }
 
     /// EX_TEMPFAIL: a script can tell "the outcome is unknown" from a refusal.

@@ -134,6 +134,12 @@ import Testing
         #expect(!listing.contains("  console ") && !listing.contains("  watch "), "screens the console cannot run")
         #expect(console.out.contains("OVERVIEW: Add (or, negative, take away) points"))
         #expect(console.out.contains("OVERVIEW: Complete a challenge without proof"))
+        // Signed in already: the options that say where the server is would do nothing here.
+        #expect(console.out.contains("--reason <reason>") && console.out.contains("USAGE: force-complete <challenge>"),
+                "\(console.out)")
+        #expect(!console.out.contains("--port") && !console.out.contains("--key") && !console.out.contains("--timeout"))
+        let oneShot = try BQProcess.run(["admin", "adjust-points", "--help"])
+        #expect(oneShot.out.contains("--port <port>") && oneShot.out.contains("--reason <reason>"), "\(oneShot.out)")
         #expect(console.out.contains("force-complete c03: are you sure? [y/N]"))
         #expect(console.out.contains("Cancelled."))
     }
