@@ -55,30 +55,48 @@ public enum GameLoader {
                 ? ": it is a directory" : access(path, R_OK) == 0 ? "" : ": " + String(cString: strerror(errno))
             throw ServerError.startup("\(path): cannot read the seed file\(reason)")
         }
+        return try parseSeed(Array(data), name: path)
+    }
+
+    /// Validates a seed's bytes; `name` says where they came from in every error.
+    static func parseSeed(_ bytes: [UInt8], name: String) throws -> (content: SeedContent, hash: String) {
         let json: JSONValue
         do {
-            json = try JSONParser.parse(Array(data), maxDepth: 64)
+            json = try JSONParser.parse(bytes, maxDepth: 64)
         } catch {
-            throw ServerError.startup("\(path): not valid JSON: \(error)")
+            throw ServerError.startup("\(name): not valid JSON: \(error)")
         }
         do {
-            let content = try SeedParser.parse(json, file: path)
+            let content = try SeedParser.parse(json, file: name)
             return (content, Secrets.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
         } catch {
             throw ServerError.startup("\(error)")
         }
     }
 
-    /// The seed file of one start-up: read when a game first needs it, then kept for the others.
+    /// The seed of one start-up: read when a game first needs it, then kept for the others.
+    /// The default path missing from the working directory means the copy built into the
+    /// executable: a server started elsewhere still seeds the shipped game. Any other path
+    /// that cannot be read is an error, as is a default path that exists but cannot be read.
     final class Seed {
         let path: String
+        let isBuiltIn: Bool
+        /// Where the seed comes from, for the log and for errors.
+        let source: String
         private var read: (content: SeedContent, hash: String)?
 
-        init(path: String) { self.path = path }
+        init(path: String) {
+            self.path = path
+            isBuiltIn = path == BuiltInSeed.path && !FileManager.default.fileExists(atPath: path)
+            source = isBuiltIn
+                ? "the built-in seed (no \(path) in \(FileManager.default.currentDirectoryPath))" : path
+        }
 
         func content() throws -> (content: SeedContent, hash: String) {
             if let read { return read }
-            let fresh = try readSeed(path: path)
+            let fresh = isBuiltIn
+                ? try parseSeed(Array(BuiltInSeed.text.utf8), name: "built-in \(path)")
+                : try readSeed(path: path)
             read = fresh
             return fresh
         }
@@ -87,11 +105,10 @@ public enum GameLoader {
     /// Commits the seed as the game's first event, unless the game already has events.
     static func seedIfEmpty(game: String, state: GameState, seed: Seed, store: EventStore, now: Millis) throws -> GameState {
         guard state.version == 0 else { return state }
-        let seedPath = seed.path
         let (content, hash) = try seed.content()
         switch decide(state, .seed(content, hash: hash), CommandContext(actor: .system, at: now)) {
         case .failure(let rejection):
-            throw ServerError.startup("\(seedPath): \(rejection.message)")
+            throw ServerError.startup("\(seed.source): \(rejection.message)")
         case .success(let events):
             let rows = events.map { Codec.newEvent($0, idempotencyKey: nil) }
             switch store.append(AppendRequest(game: game, expected: 0, events: rows, idempotency: [], snapshot: nil)) {

@@ -89,10 +89,9 @@ public final class GameServer {
         let seed = GameLoader.Seed(path: config.seedPath)
         // A first launch needs the seed: a bad one is refused before anything is created.
         if !FileManager.default.fileExists(atPath: config.databasePath) {
-            if !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
+            if !seed.isBuiltIn, !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
                 throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
-                    + "working directory, \(FileManager.default.currentDirectoryPath): start the server in the repository's root, "
-                    + "or give --seed FILE)")
+                    + "working directory, \(FileManager.default.currentDirectoryPath))")
             }
             _ = try seed.content()
         }
@@ -130,7 +129,7 @@ public final class GameServer {
             } catch ServerError.startup(let message) {
                 throw ServerError.startup(message + Self.fullDiskHint(config.dataDirectory))
             }
-            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(config.seedPath)") }
+            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
         reader = store

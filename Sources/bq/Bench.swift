@@ -69,17 +69,18 @@ func benchServerEnvironment(games: [String], synchronous: String, adminKey: Stri
     ]
 }
 
-/// Finds the seed file: the flag, else seed/birthdayquest.json here or next to the package root
-/// the executable was built in (.build/release/bq).
-func benchSeedPath(_ flag: String?) -> String? {
-    if let flag { return flag }
+/// The seed flags for a spawned server: the flag, else seed/birthdayquest.json here or next to
+/// the package root the executable was built in (.build/release/bq), else none (the server then
+/// seeds the copy built into it).
+func benchSeedArguments(_ flag: String?) -> [String] {
+    if let flag { return ["--seed", flag] }
     let candidates = [
         FileManager.default.currentDirectoryPath + "/seed/birthdayquest.json",
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("seed/birthdayquest.json").path,
     ]
-    return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    return candidates.first { FileManager.default.fileExists(atPath: $0) }.map { ["--seed", $0] } ?? []
 }
 
 /// Runs one load measurement against a server at `port`, reading the spawned server's CPU over
@@ -158,9 +159,8 @@ struct BenchLoad: ParsableCommand {
         var server: SpawnedServer?
         var port = load.port
         if spawn {
-            guard let seedPath = benchSeedPath(seed) else { throw ValidationError("seed/birthdayquest.json not found: pass --seed") }
             server = try SpawnedServer(
-                arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath],
+                arguments: ["serve", "--port", "0", "--host", "127.0.0.1"] + benchSeedArguments(seed),
                 environment: benchServerEnvironment(games: load.gameNames, synchronous: sync, adminKey: adminKey,
                                                     connections: load.connections + load.subscribers * load.games),
                 dataDirectory: data, passDataFlag: true)

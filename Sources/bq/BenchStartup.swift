@@ -17,12 +17,11 @@ struct BenchStartup: ParsableCommand {
     @Flag(help: "Print one JSON object instead of the table.") var json = false
 
     func run() throws {
-        guard let seedPath = benchSeedPath(seed) else { throw ValidationError("seed/birthdayquest.json not found: pass --seed") }
         let adminKey = "bench-admin-key"
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("bq-bench-startup-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
         let environment = benchServerEnvironment(games: ["main"], synchronous: sync, adminKey: adminKey, connections: connections + 8)
-        let arguments = ["serve", "--port", "0", "--host", "127.0.0.1", "--seed", seedPath]
+        let arguments = ["serve", "--port", "0", "--host", "127.0.0.1"] + benchSeedArguments(seed)
 
         let filler = try SpawnedServer(arguments: arguments, environment: environment, dataDirectory: data, passDataFlag: true)
         let tokens = try claimCharacters(host: "127.0.0.1", port: filler.port, games: ["main"])

@@ -113,10 +113,11 @@ final class BQProcess: @unchecked Sendable {
     let errors: OutputCollector
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], environment extra: [String: String] = [:], home: URL? = nil) throws {
+    init(_ arguments: [String], environment extra: [String: String] = [:], home: URL? = nil,
+         directory: URL = packageRoot) throws {
         process.executableURL = try bqExecutable()
         process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
+        process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
         environment["BQ_ADMIN_KEY"] = nil

@@ -78,14 +78,17 @@ import Testing
         #expect(verify.stdoutLines.contains("verify: ok"), "\(verify.stdout)")
     }
 
-    /// Started where the default seed path means nothing, the server says what to do, and
-    /// leaves nothing behind to trip the next start.
+    /// Given a relative seed path that means nothing where it was started, the server says
+    /// where it looked, and leaves nothing behind to trip the next start. (The default path,
+    /// missing, means the built-in copy: ServeAnywhereTests.)
     @Test func serveWithoutItsSeedSaysWhereItLookedAndCreatesNothing() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let run = try BQRun.run(["serve", "--port", "0", "--data", dir.path + "/data"], workingDirectory: dir.path)
+        let run = try BQRun.run(["serve", "--port", "0", "--data", dir.path + "/data", "--seed", "seeds/party.json"],
+                                workingDirectory: dir.path)
         #expect(run.ending != .exited(0))
-        #expect(run.stderr.contains("cannot read the seed file") && run.stderr.contains("--seed FILE"), "\(run.stderr)")
+        #expect(run.stderr.contains("seeds/party.json: cannot read the seed file")
+                && run.stderr.contains("a relative path is read from the working directory"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
     }
 
