@@ -23,6 +23,8 @@ public final class TCPConnection: HandleOwner {
     private var state = State.open
     private var isReading = false
     private var closeError: UVError?
+    /// Closes a flushing connection whose peer does not take its queued bytes in time.
+    private var flushDeadline: LoopTimer?
 
     /// Bytes received, copied out of the loop's shared read buffer. Loop thread.
     public var onRead: (([UInt8]) -> Void)?
@@ -214,12 +216,26 @@ public final class TCPConnection: HandleOwner {
     /// Closes at once; pending writes complete with ECANCELED. Idempotent.
     public func close() { closeNow(error: nil) }
 
-    /// Sends everything already queued, then the FIN (`uv_shutdown`), then closes. Stops
-    /// reading at once. Writes after this are ignored. Idempotent.
-    public func closeAfterFlush() {
+    /// How long `closeAfterFlush` gives the peer, by default, to take what is queued.
+    public static let flushDeadlineMilliseconds: UInt64 = 10_000
+
+    /// Sends everything already queued, then the FIN (`uv_shutdown`), then closes; closes anyway
+    /// (`onClose` gets ETIMEDOUT) when the peer has not taken the queued bytes within
+    /// `deadlineMilliseconds`. Stops reading at once. Writes after this are ignored. Idempotent.
+    public func closeAfterFlush(deadlineMilliseconds: UInt64 = TCPConnection.flushDeadlineMilliseconds) {
         guard state == .open else { return }
         state = .flushing
         stopReading()
+        if queuedWriteBytes > 0, let timer = try? LoopTimer(loop: loop) {
+            // libuv shuts a stream down only once its queued writes are done, and a peer that
+            // stopped reading never lets them finish: without a deadline the connection, its
+            // queue and its owner's bookkeeping would stay forever.
+            timer.start(afterMilliseconds: deadlineMilliseconds) { [weak self] in
+                guard let self else { return }
+                closeNow(error: UVError(code: UV_ETIMEDOUT.rawValue, operation: "flushing to \(peerDescription)"))
+            }
+            flushDeadline = timer
+        }
         let request = allocateZeroed(uv_shutdown_t.self)
         let status = uv_shutdown(request, asStream(handle)) { request, status in
             // Loop thread. The stream's owner is alive: libuv runs a pending shutdown callback
@@ -238,6 +254,8 @@ public final class TCPConnection: HandleOwner {
 
     private func closeNow(error: UVError?) {
         guard state == .open || state == .flushing else { return }
+        flushDeadline?.close()
+        flushDeadline = nil
         state = .closing
         isReading = false
         closeError = error

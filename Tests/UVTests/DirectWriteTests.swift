@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 import UV
 
@@ -69,5 +70,44 @@ struct DirectWriteTests {
         #expect(received.withLock { $0 } == (0..<100).map { "line \($0)" })
         #expect(queuedAfterWrites == Array(repeating: 0, count: 100))
         #expect(drains == 0)
+    }
+}
+
+/// A connection closed after its queue is flushed must close even when the peer never reads:
+/// libuv finishes a shutdown only after the queued writes, which a silent peer never lets end.
+@Suite("Flush deadline")
+struct FlushDeadlineTests {
+    @Test("closeAfterFlush to a peer that never reads closes at its deadline, with ETIMEDOUT")
+    func aPeerThatNeverReadsIsClosedAtTheDeadline() throws {
+        let loop = try EventLoop()
+        let closed = DispatchSemaphore(value: 0)
+        var closeError: UVError?
+        var queuedAtClose = 0
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            connection.onClose = { error in
+                closeError = error
+                closed.signal()
+            }
+            // Far more than the kernel's buffers on both sides hold.
+            connection.write(gathering: lines(count: 16_384, lineLength: 1024))
+            queuedAtClose = connection.queuedWriteBytes
+            connection.closeAfterFlush(deadlineMilliseconds: 50)
+        }
+        let closedInTime = Locked(false)
+        onNewThread {
+            do {
+                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
+                // Reads nothing. Had the server never closed, this gives up (and its close
+                // would then fail the server's writes and end the loop anyway).
+                let inTime = closed.wait(timeout: .now() + 20) == .success
+                closedInTime.withLock { $0 = inTime }
+                socket.close()
+            } catch {}
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(queuedAtClose > 0, "the test needs bytes left queued")
+        #expect(closedInTime.withLock { $0 }, "the connection waited for a peer that never reads")
+        #expect(closeError?.code == -ETIMEDOUT, "libuv's codes are negated errnos: \(String(describing: closeError))")
     }
 }
