@@ -306,8 +306,13 @@ final class GameHub {
         // version, so no patch ("every commit" means every change of version).
         let patches = durable.version == versionBeforeTurn ? [:] : patchesForSubscribers()
 
+        // Commands with nothing to write that waited behind these commits (barriers) are
+        // answered with them: their replies name the new version, so their connections are
+        // actors too and get the patch to it before the reply.
+        var barriers: [PendingCommand] = []
+        while let head = pending.first, !head.isWritten, let barrier = pending.popFirst() { barriers.append(barrier) }
         var actors: [ObjectIdentifier: ClientConnection] = [:]
-        for entry in done {
+        for entry in [done, barriers].joined() {
             actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
             for waiter in entry.waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
         }
@@ -316,11 +321,7 @@ final class GameHub {
             entry.onCommitted?(durable)
             finish(entry, version: entry.versionAfter)
         }
-        // Barriers now at the head reflect durable state too.
-        while let head = pending.first, !head.isWritten {
-            _ = pending.popFirst()
-            finish(head, version: head.versionAfter)
-        }
+        for barrier in barriers { finish(barrier, version: barrier.versionAfter) }
         for connection in actors.values { connection.flush() }
         for (id, connection) in subscribers where actors[id] == nil { deliver(patches, to: connection) }
 
