@@ -131,14 +131,18 @@ extension GameServer {
 
     private func events(hub: GameHub, after: Int, limit: Int, request: Request, target: ReplyTarget) {
         do {
-            let rows = try reader.events(game: hub.name, after: Int64(after), limit: limit)
+            // Bounded by the durable version this loop knows: the writer may have committed more
+            // already, which nobody may see before its actors get their replies and patches.
+            let durable = hub.durable.version
+            let rows = after >= durable ? []
+                : try reader.events(game: hub.name, after: Int64(after), through: Int64(after + min(limit, durable - after)))
             let list: [JSONValue] = rows.map { row in
                 let stored = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
                 let data = EventRedaction.redacted(type: row.type, data: stored)
                 return .object(["version": .int(Int(row.version)), "type": .string(row.type), "actor": .string(row.actor),
                                 "at": .string(formatTimestamp(row.at)), "data": data])
             }
-            target.ok(request.id, version: hub.durable.version, result: .object(["events": .array(list)]))
+            target.ok(request.id, version: durable, result: .object(["events": .array(list)]))
         } catch {
             logger.error("cannot read events", metadata: ["game": "\(hub.name)", "error": "\(error)"])
             target.error(request.id, ProtocolError(.unavailable, "Cannot read the event log right now"))

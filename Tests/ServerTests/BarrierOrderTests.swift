@@ -42,3 +42,39 @@ import Testing
         #expect(answeredBehindCommits > 0)
     }
 }
+
+/// `events` lists the log only up to the version its reply names: an event the writer has put
+/// on disk but whose actor has not been answered yet is not anyone's to see.
+@Suite struct EventsBoundTests {
+    @Test func eventsNeverListAVersionBeyondTheirReply() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let writer = try server.connect()
+        try writer.signInAsAdmin()
+        let reader = try server.connect()
+        try reader.signInAsAdmin()
+        var beyond: [String] = []
+        var listed = 0
+        for round in 0..<40 {
+            var batch = ""
+            for index in 0..<20 {
+                batch += JSONValue.object(["id": .int(10_000 + round * 100 + index), "op": "adjust_points",
+                                           "delta": 1, "reason": .string("round \(round)")]).serialized() + "\n"
+            }
+            try writer.sendRaw(Array(batch.utf8))
+            // Asked again and again while the batch is on its way to disk.
+            for _ in 0..<5 {
+                let reply = try reader.ok("events", ["after": .int(max(0, round * 20 - 5)), "limit": 1000])
+                let version = reply["version"]?.intValue ?? -1
+                let versions = (reply["result"]?["events"]?.arrayValue ?? []).compactMap { $0["version"]?.intValue }
+                listed += versions.count
+                if let last = versions.last, last > version { beyond.append("event \(last) in a reply at version \(version)") }
+            }
+            for _ in 0..<20 { _ = try writer.nextReply() }
+        }
+        #expect(beyond.isEmpty, "\(beyond.prefix(3))")
+        #expect(listed > 0)
+    }
+}
