@@ -69,6 +69,18 @@ public enum Wire {
         return out
     }
 
+    /// The same, with the state already encoded.
+    public static func snapshot(version: Int, encodedState: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(encodedState.count + 48)
+        out += #"{"push":"snapshot","version":"#.utf8
+        JSONValue.writeInt(version, into: &out)
+        out += #","state":"#.utf8
+        out += encodedState
+        out += "}\n".utf8
+        return out
+    }
+
     public static func snapshot(version: Int, state: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out += #"{"push":"snapshot","version":"#.utf8

@@ -18,6 +18,9 @@ final class GameHub {
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
     private var views: [Viewer: CachedView] = [:]
+    /// Each viewer's current view as JSON text, for `state` replies and snapshots: a flood of
+    /// reads or of new subscribers then costs a copy each, not an encoding of the whole view.
+    private var encodedViews: [Viewer: (version: Int, bytes: [UInt8])] = [:]
     /// Wrong PINs of this game's characters.
     var pinGuard = GuessGuard()
     /// Resumes from a past version, per viewer: each rebuilds that version's view from the log,
@@ -103,9 +106,18 @@ final class GameHub {
         return ("snapshot", snapshot(for: viewer))
     }
 
+    /// The viewer's current view as JSON text.
+    func encodedView(for viewer: Viewer) -> [UInt8] {
+        if let cached = encodedViews[viewer], cached.version == durable.version { return cached.bytes }
+        var bytes: [UInt8] = []
+        currentView(for: viewer).write(to: &bytes)
+        encodedViews[viewer] = (durable.version, bytes)
+        return bytes
+    }
+
     /// The viewer's current view as a `snapshot` push (a new subscriber, or one that fell behind).
     func snapshot(for viewer: Viewer) -> [UInt8] {
-        Wire.snapshot(version: durable.version, state: currentView(for: viewer))
+        Wire.snapshot(version: durable.version, encodedState: encodedView(for: viewer))
     }
 
     // MARK: Mutations

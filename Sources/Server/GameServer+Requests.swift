@@ -76,7 +76,13 @@ extension GameServer {
         case .whoami:
             target.ok(request.id, version: version, result: whoami(identity, hub: hub))
         case .state:
-            target.ok(request.id, version: version, result: .object(["state": hub.currentView(for: identity.viewer)]))
+            let view = hub.encodedView(for: identity.viewer)
+            var result: [UInt8] = []
+            result.reserveCapacity(view.count + 10)
+            result += #"{"state":"#.utf8
+            result += view
+            result.append(UInt8(ascii: "}"))
+            target.ok(request.id, version: version, encodedResult: result)
         case .subscribe(let since):
             hub.handleSubscribe(from: connection, since: since, id: request.id, target: target)
         case .unsubscribe:

@@ -14,4 +14,12 @@ import Testing
         let built = Wire.reply(id: .int(3), version: 9, result: result, replayed: true)
         #expect(try JSONParser.parse(Array(reused.dropLast())) == JSONParser.parse(Array(built.dropLast())))
     }
+
+    /// A snapshot from a view encoded once (and kept for the next reader) is the same push.
+    @Test func aSnapshotOfAnEncodedStateIsTheSameSnapshot() throws {
+        let state: JSONValue = ["game": ["points": 12, "title": "Mia\u{2019}s 30th"], "timeline": [["seq": 1]]]
+        var encoded: [UInt8] = []
+        state.write(to: &encoded)
+        #expect(Wire.snapshot(version: 41, encodedState: encoded) == Wire.snapshot(version: 41, state: state))
+    }
 }
