@@ -379,6 +379,9 @@ extension GameClient {
             }
         case "bye":
             let reason = message["reason"]?.stringValue ?? ""
+            // The server closes this connection next: requests from here on wait for the next
+            // one, and a screen shown meanwhile says it is the game as last seen.
+            ready = false
             events.append(.bye(reason: reason))
             if reason == "unclaimed" {
                 savedCredentials = nil

@@ -11,7 +11,9 @@ extension EventStore {
     /// Appends every request in ONE transaction, in order. Each request is checked against its
     /// game's version at that point (earlier requests of the batch included): a mismatch gives
     /// that request `.conflict` and writes nothing of it, the others still commit. If any write or
-    /// the COMMIT fails, the transaction is rolled back and every request gets `.failed`.
+    /// the COMMIT fails, the transaction is rolled back and every request gets `.failed`, or
+    /// `.uncertain` when a failed COMMIT may yet reappear after a crash and that could not be
+    /// settled (see `settleFailedCommit`).
     public func append(batch: [AppendRequest]) -> [AppendResult] {
         guard !batch.isEmpty else { return [] }
         if options.readOnly {
@@ -173,7 +175,7 @@ extension EventStore {
             try connection.run("COMMIT")
         } catch {
             rollback()
-            _ = failAll(batch, commitError)
+            forgetCachedVersions()
             return batch.map { _ in .uncertain(commitError) }
         }
         unrecordedFailures = []
@@ -192,9 +194,13 @@ extension EventStore {
     }
 
     private func failAll(_ batch: [AppendRequest], _ error: StorageError) -> [AppendResult] {
-        // The cache may hold versions of the rolled-back transaction's reads; reload lazily.
+        forgetCachedVersions()
+        return batch.map { _ in .failed(error) }
+    }
+
+    /// The cache may hold versions of a rolled-back transaction's reads; reloaded lazily.
+    private func forgetCachedVersions() {
         versionCache.removeAll()
         cachedDataVersion = -1
-        return batch.map { _ in .failed(error) }
     }
 }

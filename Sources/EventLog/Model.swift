@@ -43,7 +43,8 @@ public struct StoredEvent: Sendable, Equatable {
 }
 
 /// The remembered outcome of one request, so that a retry with the same key gets the same reply.
-/// Uniqueness of `(identity, key)` is decided in memory by the single writer, not by an index.
+/// Uniqueness of `(identity, key)` is decided in memory by the server before a command reaches the
+/// log (its idempotency memory, on the loop thread), not by an index.
 public struct IdempotencyRecord: Sendable, Equatable {
     /// Who sent the request.
     public var identity: String

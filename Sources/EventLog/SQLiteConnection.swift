@@ -23,6 +23,12 @@ final class SQLiteConnection {
     }
 
     init(path: String, readOnly: Bool) throws(StorageError) {
+        // The log's connections live on four threads; a library built without any locking
+        // (SQLITE_THREADSAFE=0) would share its global state among them unguarded.
+        guard sqlite3_threadsafe() != 0 else {
+            throw StorageError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+                               message: "this SQLite library was built without thread support (SQLITE_THREADSAFE=0)")
+        }
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX

@@ -102,6 +102,13 @@ public final class GameServer {
             logger.notice("this file system cannot lock the data directory itself: deleting \(file) would let a second server start")
         }
         try Self.checkCanListen(host: config.host, port: config.port)
+        switch config.synchronous {
+        case .full: break
+        case .normal:
+            logger.warning("synchronous is normal: an acknowledged change survives a crash of bq serve, not a power loss")
+        case .off:
+            logger.warning("synchronous is off: an acknowledged change may be lost in a crash; for tests and benchmarks only")
+        }
         try Self.makeLogFile(config, logger: logger)
         let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
         adminKey = key.key
@@ -154,20 +161,26 @@ public final class GameServer {
     private func abandonStart() {
         listener?.close()
         listener = nil
+        rebuilder?.stop()
+        closeLoopHandles()
+        loop.run()
+        try? loop.close()
+        writer.shutdown()
+        reader.close()
+        dataLock.release()
+    }
+
+    /// Closes the server's own handles on the loop (not the listener, not the connections), at
+    /// shutdown and after a failed start alike: a handle left open keeps the loop running.
+    private func closeLoopHandles() {
         wakeup?.close()
+        rebuildWakeup?.close()
         stopWakeup?.close()
         turnHook?.close()
         for signal in signals { signal.close() }
         idleTimer?.close()
         logTimer?.close()
         resumeTimer?.close()
-        rebuilder?.stop()
-        rebuildWakeup?.close()
-        loop.run()
-        try? loop.close()
-        writer.shutdown()
-        reader.close()
-        dataLock.release()
     }
 
     /// The first connection to the log checks its integrity; the others need not again.
@@ -488,14 +501,7 @@ public final class GameServer {
         writer.shutdown()
         rebuilder.stop()
         reader.close()
-        wakeup.close()
-        rebuildWakeup.close()
-        stopWakeup.close()
-        turnHook.close()
-        for signal in signals { signal.close() }
-        idleTimer?.close()
-        logTimer?.close()
-        resumeTimer?.close()
+        closeLoopHandles()
         // A peer that never reads would keep its connection (and so the loop) open forever.
         if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {
             timer.start(afterMilliseconds: UInt64(shutdownGraceMilliseconds)) { [unowned self] in

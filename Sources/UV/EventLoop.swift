@@ -43,9 +43,6 @@ public final class EventLoop {
     /// After `close()`, this and the other run methods do nothing.
     public func run() { if !isClosed { uv_run(raw, UV_RUN_DEFAULT) } }
 
-    /// Runs one turn, blocking for I/O if there is nothing ready.
-    public func runOnce() { if !isClosed { uv_run(raw, UV_RUN_ONCE) } }
-
     /// Runs one turn without blocking.
     public func runNoWait() { if !isClosed { uv_run(raw, UV_RUN_NOWAIT) } }
 

@@ -160,7 +160,7 @@ struct BenchLoad: ParsableCommand {
         var port = load.port
         if spawn {
             server = try SpawnedServer(
-                arguments: ["serve", "--port", "0", "--host", "127.0.0.1"] + benchSeedArguments(seed),
+                arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--log-level", "error"] + benchSeedArguments(seed),
                 environment: benchServerEnvironment(games: load.gameNames, synchronous: sync, adminKey: adminKey,
                                                     connections: load.connections + load.subscribers * load.games),
                 dataDirectory: data, passDataFlag: true)

@@ -21,7 +21,7 @@ struct BenchStartup: ParsableCommand {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("bq-bench-startup-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
         let environment = benchServerEnvironment(games: ["main"], synchronous: sync, adminKey: adminKey, connections: connections + 8)
-        let arguments = ["serve", "--port", "0", "--host", "127.0.0.1"] + benchSeedArguments(seed)
+        let arguments = ["serve", "--port", "0", "--host", "127.0.0.1", "--log-level", "error"] + benchSeedArguments(seed)
 
         let filler = try SpawnedServer(arguments: arguments, environment: environment, dataDirectory: data, passDataFlag: true)
         let tokens = try claimCharacters(host: "127.0.0.1", port: filler.port, games: ["main"])

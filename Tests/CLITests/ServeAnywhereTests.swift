@@ -20,4 +20,14 @@ import Testing
         Foundation.kill(server.process.processIdentifier, SIGTERM)
         #expect(server.waitForExit() == 0)
     }
+
+    /// A durability weaker than the protocol's promise is said at every start.
+    @Test func aWeakerSynchronousSettingIsWarnedAbout() throws {
+        let data = try makeTemporaryDirectory().appendingPathComponent("data")
+        let server = try BQProcess(["serve", "--data", data.path, "--port", "0"], environment: ["BQ_SYNCHRONOUS": "normal"])
+        defer { server.kill() }
+        #expect(server.errors.waitFor("synchronous is normal: an acknowledged change survives a crash of bq serve, not a power loss"),
+                "\(server.errors.text)")
+        #expect(server.output.waitFor("listening on "))
+    }
 }
