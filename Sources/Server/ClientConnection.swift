@@ -215,7 +215,7 @@ final class ClientConnection {
         guard peerFinished, !isClosing, slots.isEmpty, waiting.isEmpty else { return }
         flush()
         isClosing = true
-        tcp.closeAfterFlush()
+        tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
     }
 
     // MARK: Sign-in and subscriptions
@@ -322,7 +322,7 @@ final class ClientConnection {
         queue(Wire.bye(reason))
         flush()
         isClosing = true
-        tcp.closeAfterFlush()
+        tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
     }
 
     func closeNow() {

@@ -1,4 +1,5 @@
 import EventLog
+import UV
 
 /// The per-connection and per-server limits, in one place; each is configurable and each has a
 /// test that goes over it. (The game's text lengths are rules, fixed in `Domain.Limits`; the
@@ -54,6 +55,11 @@ public struct ServerConfig: Sendable, Equatable {
     /// Requests the writer folds into one transaction at most.
     public var maxBatchRequests = 1_024
     public var limits = ServerLimits()
+    /// How long a connection being closed (after `bye`, or its peer's end of input) keeps
+    /// reading, and dropping, what its peer still sends, waiting for the peer to close its side
+    /// (see `TCPConnection.closeAfterFlush`). Not a setting of the config file: tests shorten it,
+    /// since their clients hold their sockets open.
+    public var lingerMilliseconds = TCPConnection.lingerMilliseconds
 
     public init() {}
 

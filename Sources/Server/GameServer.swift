@@ -336,7 +336,8 @@ public final class GameServer {
     private func refuse(_ tcp: TCPConnection, _ message: String) {
         tcp.write(hello(defaultHub))
         tcp.write(Wire.error(id: nil, ProtocolError(.unavailable, message)))
-        tcp.closeAfterFlush()
+        // Briefly: a crowd knocking at a full server must not hold its descriptors for long.
+        tcp.closeAfterFlush(lingerMilliseconds: min(250, config.lingerMilliseconds))
     }
 
     /// The first line of every connection.

@@ -9,7 +9,8 @@ public final class TCPConnection: HandleOwner {
     private enum State {
         /// Reading and writing allowed.
         case open
-        /// `closeAfterFlush` (or the peer's EOF) started: no new writes, close once flushed.
+        /// `closeAfterFlush` (or the peer's EOF) started: no new writes; once flushed, the FIN,
+        /// then (lingering) what the peer still sends is dropped until it closes its side.
         case flushing
         /// `uv_close` called; waiting for the close callback.
         case closing
@@ -23,8 +24,13 @@ public final class TCPConnection: HandleOwner {
     private var state = State.open
     private var isReading = false
     private var closeError: UVError?
-    /// Closes a flushing connection whose peer does not take its queued bytes in time.
+    /// Closes a flushing connection whose peer does not take its queued bytes in time, then
+    /// one whose peer does not close its side in time.
     private var flushDeadline: LoopTimer?
+    /// The FIN is sent; what the peer still sends is read and dropped.
+    private var isLingering = false
+    private var lingerMilliseconds = TCPConnection.lingerMilliseconds
+    private var peerSentEOF = false
 
     /// Bytes received, copied out of the loop's shared read buffer. Loop thread.
     public var onRead: (([UInt8]) -> Void)?
@@ -87,6 +93,10 @@ public final class TCPConnection: HandleOwner {
     /// Delivers received bytes to `onRead` until `stopReading()` or close.
     public func startReading() {
         guard state == .open, !isReading else { return }
+        readIntoLoopBuffer()
+    }
+
+    private func readIntoLoopBuffer() {
         let status = uv_read_start(asStream(handle), { handle, _, buffer in
             // Loop thread. The buffer belongs to the loop and is reused for every read; the
             // read callback copies out of it before libuv asks for it again.
@@ -111,11 +121,17 @@ public final class TCPConnection: HandleOwner {
     }
 
     private func didRead(_ count: Int, _ buffer: uv_buf_t) {
+        if isLingering {
+            // The peer's end of file (or its reset) is what lingering waits for.
+            if count < 0 { closeNow(error: nil) }
+            return
+        }
         if count > 0 {
             let bytes = [UInt8](UnsafeRawBufferPointer(start: buffer.base, count: count))
             onRead?(bytes)
         } else if count == Int(UV_EOF.rawValue) {
             // The peer will send nothing more; deliver what we still owe it, then hang up.
+            peerSentEOF = true
             stopReading()
             if let onEOF {
                 onEOF()
@@ -218,13 +234,19 @@ public final class TCPConnection: HandleOwner {
 
     /// How long `closeAfterFlush` gives the peer, by default, to take what is queued.
     public static let flushDeadlineMilliseconds: UInt64 = 10_000
+    /// How long, by default, a connection whose FIN is sent waits for the peer to close its side.
+    public static let lingerMilliseconds: UInt64 = 2_000
 
-    /// Sends everything already queued, then the FIN (`uv_shutdown`), then closes; closes anyway
-    /// (`onClose` gets ETIMEDOUT) when the peer has not taken the queued bytes within
-    /// `deadlineMilliseconds`. Stops reading at once. Writes after this are ignored. Idempotent.
-    public func closeAfterFlush(deadlineMilliseconds: UInt64 = TCPConnection.flushDeadlineMilliseconds) {
+    /// Sends everything already queued, then the FIN (`uv_shutdown`), then reads and discards
+    /// until the peer closes its side too (or `lingerMilliseconds` pass), then closes; closes
+    /// anyway (`onClose` gets ETIMEDOUT) when the peer has not taken the queued bytes within
+    /// `deadlineMilliseconds`. Stops reading at once: nothing more reaches `onRead`. Writes
+    /// after this are ignored. Idempotent.
+    public func closeAfterFlush(deadlineMilliseconds: UInt64 = TCPConnection.flushDeadlineMilliseconds,
+                                lingerMilliseconds: UInt64 = TCPConnection.lingerMilliseconds) {
         guard state == .open else { return }
         state = .flushing
+        self.lingerMilliseconds = lingerMilliseconds
         stopReading()
         if queuedWriteBytes > 0, let timer = try? LoopTimer(loop: loop) {
             // libuv shuts a stream down only once its queued writes are done, and a peer that
@@ -242,14 +264,30 @@ public final class TCPConnection: HandleOwner {
             // (ECANCELED) before the handle's close callback. The request is ours to free.
             let connection = owner(of: asHandle(request!.pointee.handle), as: TCPConnection.self)
             request!.deallocate()
-            let error = status < 0 && status != UV_ECANCELED.rawValue
-                ? UVError(code: status, operation: "uv_shutdown") : nil
-            connection.closeNow(error: error)
+            if status < 0 {
+                let error = status != UV_ECANCELED.rawValue ? UVError(code: status, operation: "uv_shutdown") : nil
+                connection.closeNow(error: error)
+            } else {
+                connection.linger()
+            }
         }
         if status < 0 {
             request.deallocate()
             closeNow(error: UVError(code: status, operation: "uv_shutdown"))
         }
+    }
+
+    /// Closing a socket with bytes from the peer still unread makes the kernel send a reset,
+    /// and a reset makes the peer's kernel throw away what it had received and not yet handed
+    /// over: the replies and the goodbye that the flush has just sent. So, its FIN sent, the
+    /// connection reads and discards until the peer closes its side, for a short while at most.
+    private func linger() {
+        guard state == .flushing, !peerSentEOF else { return closeNow(error: nil) }
+        guard let timer = flushDeadline ?? (try? LoopTimer(loop: loop)) else { return closeNow(error: nil) }
+        flushDeadline = timer
+        timer.start(afterMilliseconds: lingerMilliseconds) { [weak self] in self?.closeNow(error: nil) }
+        isLingering = true
+        readIntoLoopBuffer()
     }
 
     private func closeNow(error: UVError?) {

@@ -111,3 +111,48 @@ struct FlushDeadlineTests {
         #expect(closeError?.code == -ETIMEDOUT, "libuv's codes are negated errnos: \(String(describing: closeError))")
     }
 }
+
+/// Closing a socket whose peer's bytes were never read sends a reset, and a reset throws away
+/// what the kernel still holds to send: a connection closed after a flush must let a slow peer
+/// read everything, its FIN included, before it closes.
+@Suite("Lingering close")
+struct LingeringCloseTests {
+    @Test("a slow peer whose requests were never read still reads every line sent before the close, then EOF")
+    func unreadRequestsDoNotCostASlowPeerItsReplies() throws {
+        let loop = try EventLoop()
+        let requestsSent = DispatchSemaphore(value: 0)
+        let closed = DispatchSemaphore(value: 0)
+        let lineCount = 4_096
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            connection.onClose = { _ in closed.signal() }
+            // The peer's requests stay unread: this side never starts reading.
+            requestsSent.wait()
+            for index in 0..<lineCount {
+                connection.write(Array(String(format: "line %05d ", index).utf8) + [UInt8](repeating: 0x78, count: 100) + [0x0A])
+            }
+            connection.closeAfterFlush(lingerMilliseconds: 20_000)
+        }
+        let outcome = Locked<(lines: Int, error: String?)>((0, nil))
+        onNewThread {
+            do {
+                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
+                try socket.send([UInt8](repeating: 0x78, count: 32 * 1024))
+                requestsSent.signal()
+                // A slow reader: it starts a while after the server's flush. A server that closed
+                // without lingering has closed by then; one that lingers waits for this side.
+                _ = closed.wait(timeout: .now() + 1)
+                var lines = 0
+                while try socket.readLine(timeoutMilliseconds: 10_000) != nil { lines += 1 }
+                outcome.withLock { $0 = (lines, nil) }
+                socket.close()
+            } catch {
+                outcome.withLock { $0.error = "\(error)" }
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        let result = outcome.withLock { $0 }
+        #expect(result.error == nil, "the lines still in the server's kernel were dropped: \(result.error ?? "")")
+        #expect(result.lines == lineCount)
+    }
+}

@@ -52,6 +52,8 @@ final class ServerHarness: @unchecked Sendable {
         config.seedPath = Repo.seedPath
         config.adminKey = adminKey
         config.synchronous = .off
+        // Test clients keep their sockets open after `bye`: no waiting for them to close.
+        config.lingerMilliseconds = 50
         return config
     }
 
