@@ -191,8 +191,12 @@ private struct Decider {
             throw Rejection(.badRequest, "points must be one of 25, 50, 75 or 100, got \(points)")
         }
         let id = GameState.dareID(author: author.id)
-        if let existing = state.challenges[id], existing.dare != .draft {
-            throw Rejection(.secretLocked, "Your dare was delivered: it can no longer be edited")
+        if let existing = state.challenges[id] {
+            guard existing.dare == .draft else {
+                throw Rejection(.secretLocked, "Your dare was delivered: it can no longer be edited")
+            }
+            // Saving the draft as it stands changes nothing, and so commits nothing.
+            if existing.title == title, existing.description == description, existing.points == points { return [] }
         }
         return [.secretSaved(challenge: id, author: author.id, title: title, description: description, points: points)]
     }

@@ -166,7 +166,7 @@ final class GameHub {
         let expected = speculative.version
         // In place: the speculative state is this hub's own, so nothing the events leave alone is copied.
         for event in events { speculative.apply(event) }
-        let result = makeResult?(speculative) ?? mutationResult(command, events: events, after: speculative)
+        let result = makeResult?(speculative) ?? mutationResult(command, actor: context.actor, events: events, after: speculative)
         nextSeq += 1
         let entry = PendingCommand(seq: nextSeq, request: request, events: events, versionAfter: speculative.version,
                                    result: result, target: target, key: key, fingerprint: fingerprint, onCommitted: onCommitted)

@@ -1,8 +1,9 @@
 import Domain
 import JSON
 
-/// The `result` of a mutation's reply, read off the state its events produced.
-func mutationResult(_ command: Command, events: [Event], after state: GameState) -> JSONValue {
+/// The `result` of a mutation's reply, read off the state its events produced (`actor` names
+/// the dare of a save that changed nothing).
+func mutationResult(_ command: Command, actor: Actor, events: [Event], after state: GameState) -> JSONValue {
     switch command {
     case .completeChallenge, .forceComplete, .adjustPoints:
         return .object(["points": .int(state.points)])
@@ -21,6 +22,7 @@ func mutationResult(_ command: Command, events: [Event], after state: GameState)
             default: continue
             }
         }
+        if case .character(let author) = actor { return .object(["challenge": .string(GameState.dareID(author: author))]) }
         return .object([:])
     case .saveChallenge(let id, _):
         for event in events { if case .challengeSaved(let saved, _, _) = event.change { return .object(["challenge": .string(saved)]) } }

@@ -35,6 +35,15 @@ import Testing
         #expect(after.state.challenges.count == 16)
     }
 
+    /// A client that saves the same draft again and again (a retry without a key, a loop) fills
+    /// no log: only a save that changes the draft is an event.
+    @Test func savingTheDraftAsItStandsChangesNothing() {
+        given(Self.priyasDare).when(priya, .saveSecret(title: "Sing", description: "Sing to the ducks", points: 50))
+            .thenNothingHappens()
+        given(Self.priyasDare).when(priya, .saveSecret(title: "Sing", description: "Sing to the ducks", points: 75))
+            .then([.secretSaved(challenge: "dare-priya", author: "priya", title: "Sing", description: "Sing to the ducks", points: 75)])
+    }
+
     @Test func deliveringLocksTheDareAndCountsItHidden() {
         let after = given(Self.priyasDare)
             .when(priya, .deliverSecret)

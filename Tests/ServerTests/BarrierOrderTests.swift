@@ -78,3 +78,23 @@ import Testing
         #expect(listed > 0)
     }
 }
+
+/// A dare saved again as it stands commits nothing, and its reply still names the dare.
+@Suite struct UnchangedDareTests {
+    @Test func savingTheSameDraftAgainLeavesTheVersionAndNamesTheDare() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let priya = try server.connect()
+        try priya.ok("claim", ["character": "priya", "device": "phone"])
+        let dare: [String: JSONValue] = ["title": "Sing", "description": "Sing to the ducks", "points": 50]
+        let first = try priya.ok("save_secret", dare)
+        let again = try priya.ok("save_secret", dare)
+        #expect(first["result"] == ["challenge": "dare-priya"] && again["result"] == ["challenge": "dare-priya"])
+        #expect(again["version"] == first["version"], "nothing committed")
+        var keyed = dare
+        keyed["idem"] = "same-again"
+        #expect(try priya.ok("save_secret", keyed)["result"] == ["challenge": "dare-priya"])
+    }
+}
