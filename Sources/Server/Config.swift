@@ -18,6 +18,11 @@ public struct ServerLimits: Sendable, Equatable {
     /// over all their connections (burst the same): each rebuilds that version's view from the
     /// log, one at a time on the rebuilder's thread, where a flood would delay everyone's.
     public var resumesPerSecond = 100
+    /// Mutations decided per second per player (the birthday person and the friends; not the
+    /// organizer, not the admin console), over all their connections (burst the same): every
+    /// change is kept for good, so one player's loop must not fill the disk. Replays of a key
+    /// already answered cost nothing.
+    public var changesPerSecond = 20
     /// Bad lines in a row before `bye` `too_many_errors` (PROTOCOL.md: default 20).
     public var maxBadLines = 20
     /// Outbound bytes queued for one connection before its patches are held back.

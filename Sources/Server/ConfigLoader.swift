@@ -49,6 +49,8 @@ public enum ConfigLoader {
         int("resumes_per_second", "BQ_RESUMES_PER_SECOND", "subscribes from a past version per second per viewer", 1...1_000_000) {
             $0.limits.resumesPerSecond = $1
         },
+        int("changes_per_second", "BQ_CHANGES_PER_SECOND", "mutations per second per player, over all their connections",
+            1...10_000_000) { $0.limits.changesPerSecond = $1 },
         int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },
         int("max_queued_bytes", "BQ_MAX_QUEUED_BYTES", "outbound bytes queued per connection before patches are held", 4_096...1 << 30) { $0.limits.maxQueuedBytes = $1 },
         int("max_pending_requests", "BQ_MAX_PENDING_REQUESTS", "unanswered requests per connection before reading pauses", 1...1_000_000) { $0.limits.maxPendingRequests = $1 },

@@ -26,6 +26,8 @@ final class GameHub {
     /// Resumes from a past version, per viewer: each rebuilds that version's view from the log,
     /// so one person's connections share one budget however many they open.
     private var resumeBudgets: [Viewer: TokenBucket] = [:]
+    /// Per player (character id): the mutations they may still have decided this second.
+    private var changeBudgets: [String: TokenBucket] = [:]
     /// Resumes that found their viewer's budget spent, in arrival order (`GameHub+Resumes`).
     var deferredResumes: [PendingResume] = []
     /// Resumes whose past view is being rebuilt, by connection: one at most each, since a
@@ -78,6 +80,13 @@ final class GameHub {
         let now = server.loop.nowMilliseconds
         var budget = resumeBudgets[viewer] ?? TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: now)
         defer { resumeBudgets[viewer] = budget }
+        return budget.take(now: now)
+    }
+
+    private func takeChangeToken(for character: String) -> Bool {
+        let now = server.loop.nowMilliseconds
+        var budget = changeBudgets[character] ?? TokenBucket(perSecond: server.config.limits.changesPerSecond, now: now)
+        defer { changeBudgets[character] = budget }
         return budget.take(now: now)
     }
 
@@ -149,6 +158,11 @@ final class GameHub {
                 first.waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
                 return
             }
+        }
+        if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
+            let limit = server.config.limits.changesPerSecond
+            return target.error(request.id, ProtocolError(.rateLimited,
+                "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"))
         }
         if let expect = request.expect, expect != speculative.version {
             return target.error(request.id, ProtocolError(.versionConflict,

@@ -63,6 +63,7 @@ func benchServerEnvironment(games: [String], synchronous: String, adminKey: Stri
         "BQ_DEFAULT_GAME": games[0],
         "BQ_SYNCHRONOUS": synchronous,
         "BQ_REQUESTS_PER_SECOND": "10000000",
+        "BQ_CHANGES_PER_SECOND": "10000000",
         "BQ_MAX_CONNECTIONS": String(max(connections * 2, 256)),
         "BQ_ADMIN_KEY": adminKey,
         "BQ_IDLE_TIMEOUT_SECONDS": "0",

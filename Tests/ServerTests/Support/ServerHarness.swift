@@ -54,6 +54,8 @@ final class ServerHarness: @unchecked Sendable {
         config.synchronous = .off
         // Test clients keep their sockets open after `bye`: no waiting for them to close.
         config.lingerMilliseconds = 50
+        // Tests drive players far faster than people play; the limit has tests of its own.
+        config.limits.changesPerSecond = 10_000_000
         return config
     }
 

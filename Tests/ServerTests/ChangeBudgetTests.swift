@@ -1,0 +1,69 @@
+import Foundation
+import JSON
+import Testing
+
+/// `changes_per_second`: a player's mutations over all their connections, beyond the budget,
+/// are refused and change nothing; the organizer and the admin console are not limited, and a
+/// retry answered from its key costs nothing.
+@Suite struct ChangeBudgetTests {
+    private static func saves(_ count: Int, from first: Int, keyPrefix: String? = nil) -> String {
+        (first..<first + count).map { id in
+            var fields: [String: JSONValue] = ["id": .int(id), "op": "save_secret", "title": "Loop",
+                                               "description": .string("edit \(id)"), "points": 25]
+            if let keyPrefix { fields["idem"] = .string("\(keyPrefix)-\(id)") }
+            return JSONValue.object(fields).serialized() + "\n"
+        }.joined()
+    }
+
+    private static func replies(_ client: TestClient, _ count: Int) throws -> [JSONValue] {
+        var replies: [JSONValue] = []
+        while replies.count < count {
+            guard let message = try client.readMessage() else { throw HarnessError("EOF") }
+            if message["push"] == nil { replies.append(message) }
+        }
+        return replies
+    }
+
+    @Test func aPlayersFloodOverSeveralConnectionsIsHeldToTheBudget() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.changesPerSecond = 5 }
+        defer { try? server.stop() }
+        let phone = try server.connect()
+        let claim = try phone.ok("claim", ["character": "priya", "device": "phone"])
+        let token = try #require(claim["result"]?["token"]?.stringValue)
+        let laptop = try server.connect()
+        try laptop.ok("auth", ["token": .string(token)])
+        let start = try phone.currentVersion()
+
+        let first = try phone.ok("save_secret", ["title": "Loop", "description": "first", "points": 25, "idem": "first"])
+        try phone.sendRaw(Array(Self.saves(50, from: 1_000).utf8))
+        try laptop.sendRaw(Array(Self.saves(50, from: 2_000).utf8))
+        let all = try Self.replies(phone, 50) + Self.replies(laptop, 50)
+        let committed = all.filter { $0["ok"] == true }.count
+        let limited = all.filter { $0.errorCode == "rate_limited" }
+        #expect(committed + limited.count == 100, "every other reply is one of the two")
+        #expect(!limited.isEmpty && committed < 100)
+        #expect(limited.first?["error"]?["message"]?.stringValue?.contains("More than 5 changes a second from this player") == true)
+        let end = try phone.currentVersion()
+        #expect(end == start + 1 + committed, "a refused change changed nothing")
+
+        // Answered from its key: no budget needed.
+        let retry = try phone.ok("save_secret", ["title": "Loop", "description": "first", "points": 25, "idem": "first"])
+        #expect(retry["replayed"] == true && retry["version"] == first["version"])
+
+        // The organizer and the admin console are not limited.
+        let sam = try server.connect()
+        try sam.ok("claim", ["character": "sam", "device": "phone"])
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        var batch = ""
+        for id in 0..<50 {
+            batch += JSONValue.object(["id": .int(5_000 + id), "op": "adjust_points", "delta": 1, "reason": "bonus"]).serialized() + "\n"
+        }
+        try sam.sendRaw(Array(batch.utf8))
+        try admin.sendRaw(Array(batch.utf8))
+        #expect(try Self.replies(sam, 50).allSatisfy { $0["ok"] == true })
+        #expect(try Self.replies(admin, 50).allSatisfy { $0["ok"] == true })
+    }
+}
