@@ -39,11 +39,11 @@ struct AdminConsole: ParsableCommand {
             }
             // Printed over the prompt the organizer was typing at: show it again (a command
             // that is running prints its result and then a prompt of its own).
-            turn.whileWaiting { terminal.prompt(prompt) }
+            turn.whileWaiting { terminal.reprompt(prompt) }
         }
         while true {
-            turn.waitForInput { terminal.prompt(prompt) }
-            guard let line = readLine(strippingNewline: true) else { return }
+            turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
+            guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else { return }
             turn.commandStarted()
             guard let words = splitCommandLine(line) else {
                 terminal.line("A quote is not closed: nothing was sent.")

@@ -74,8 +74,7 @@ final class PlaySession: @unchecked Sendable {
     }
 
     func readInput(_ question: String) -> String? {
-        terminal.prompt(question)
-        return readLine(strippingNewline: true)
+        terminal.readLine(prompt: question)
     }
 
     // MARK: Signing in
@@ -220,7 +219,8 @@ final class PlaySession: @unchecked Sendable {
         guard let before = shown.advance(to: version, view: view) else { return false }
         let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
         if lines.isEmpty { return false }
-        if Terminal.stdinIsTerminal { terminal.line() }
+        // Off the line a person is typing at, unless that line is moved out of the way anyway.
+        if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
         for line in lines { terminal.line(line) }
         return true
     }
@@ -249,7 +249,7 @@ final class PlaySession: @unchecked Sendable {
             // The update printed over the prompt a person was typing at: show it again (unless a
             // command is running, whose result and then a prompt come next, or the home screen
             // and its first prompt are still to come).
-            if shown.isLive && !isRunningCommand { terminal.prompt(style.bold("> ")) }
+            if shown.isLive && !isRunningCommand { terminal.reprompt(style.bold("> ")) }
         }
     }
 

@@ -6,8 +6,10 @@ import JSON
 /// pipe sees each line at once.
 final class Terminal: @unchecked Sendable {
     let style: Style
-    /// Guards the two file handles so lines from two threads never interleave.
+    /// Guards the two file handles so lines from two threads never interleave, and `editing`.
     private let lock = NSLock()
+    /// The line being typed, and the prompt before it, while `readLine(prompt:)` edits it.
+    private var editing: (prompt: String, edit: LineEdit)?
 
     init(colorAllowed: Bool) {
         let tty = isatty(STDOUT_FILENO) == 1
@@ -28,25 +30,130 @@ final class Terminal: @unchecked Sendable {
     /// Whether a person is typing (prompts and questions make sense).
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
+    /// Whether typed lines are edited here (`LineEdit`), so that lines printed meanwhile go
+    /// above them: a person at a terminal on both ends, one that takes cursor moves, and no
+    /// `BQ_PLAIN_INPUT=1` asking for the terminal driver's own editing.
+    static let editsLines: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && environment["TERM"] != "dumb"
+            && (environment["BQ_PLAIN_INPUT"] ?? "").isEmpty
+    }()
+
     func line(_ text: String = "") {
         lock.lock()
         defer { lock.unlock() }
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        aboveTheTyping { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
     }
 
     func error(_ text: String) {
         lock.lock()
         defer { lock.unlock() }
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        aboveTheTyping { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    }
+
+    /// Prints with `write`; while a line is being typed, in its place, and the typing below.
+    /// Holding `lock`.
+    private func aboveTheTyping(_ write: () -> Void) {
+        guard let editing else { return write() }
+        clear(editing)
+        write()
+        draw(editing)
+    }
+
+    // MARK: Editing a line
+
+    /// Reads the next line typed after `prompt`; nil at the end of input. Edited here when
+    /// `editsLines` (the prompt is drawn here then); otherwise read as the terminal driver
+    /// gives it, after the prompt when `showPrompt` (a caller that prints its own passes false).
+    func readLine(prompt: String, showPrompt: Bool = true) -> String? {
+        guard Self.editsLines, RawInput.enter() else {
+            if showPrompt { self.prompt(prompt) }
+            return Swift.readLine(strippingNewline: true)
+        }
+        defer { RawInput.leave() }
+        lock.withLock {
+            editing = (prompt, LineEdit())
+            writeOut(prompt)
+        }
+        while true {
+            var byte: UInt8 = 0
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else {
+                finishEditing()
+                return nil
+            }
+            var ended: String??
+            var interrupted = false
+            var suspended = false
+            lock.withLock {
+                guard let before = editing else { return }
+                var after = before
+                let action = after.edit.feed(byte)
+                editing = after
+                switch action {
+                case .none: break
+                case .echo(let bytes): FileHandle.standardOutput.write(Data(bytes))
+                case .redraw:
+                    clear(before)
+                    draw(after)
+                case .done(let line): ended = .some(line)
+                case .endOfInput: ended = .some(nil)
+                case .interrupt: interrupted = true
+                case .suspend: suspended = true
+                }
+            }
+            if let ended {
+                finishEditing()
+                return ended
+            }
+            if interrupted {
+                finishEditing()
+                RawInput.interrupt()
+            }
+            if suspended {
+                lock.withLock { if let editing { clear(editing) } }
+                RawInput.suspend()
+                lock.withLock { if let editing { draw(editing) } }
+            }
+        }
+    }
+
+    /// The typing is over: the next output starts on a line of its own.
+    private func finishEditing() {
+        lock.withLock {
+            editing = nil
+            writeOut("\n")
+        }
+    }
+
+    /// Moves to the start of the prompt's first row and clears from there to the end of the
+    /// screen. Holding `lock`.
+    private func clear(_ shown: (prompt: String, edit: LineEdit)) {
+        let width = max(1, Self.columns ?? 80)
+        let used = shown.prompt.withoutEscapes.terminalColumns + shown.edit.text.terminalColumns
+        // After exactly `width` columns the cursor waits at the row's end, not on the next row.
+        let rowsAbove = used > 0 ? (used - 1) / width : 0
+        writeOut("\r" + (rowsAbove > 0 ? "\u{1B}[\(rowsAbove)A" : "") + "\u{1B}[J")
+    }
+
+    /// Holding `lock`.
+    private func draw(_ shown: (prompt: String, edit: LineEdit)) {
+        writeOut(shown.prompt)
+        FileHandle.standardOutput.write(Data(shown.edit.typed))
+    }
+
+    private func writeOut(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 
     /// A line typed without being shown (a PIN), when a person is at a terminal: read a byte at
     /// a time with echo, line editing and signals off, so that Ctrl-C cancels at once and the
     /// terminal is always given back as it was. nil at the end of input or on Ctrl-C.
     func readSecretLine() -> String? {
-        guard Self.stdinIsTerminal else { return readLine(strippingNewline: true) }
+        guard Self.stdinIsTerminal else { return Swift.readLine(strippingNewline: true) }
         var saved = termios()
-        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return readLine(strippingNewline: true) }
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return Swift.readLine(strippingNewline: true) }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
@@ -71,8 +178,11 @@ final class Terminal: @unchecked Sendable {
     /// Asks a yes/no question and reads the answer (no unless `y` or `yes`). The question is
     /// shown even when the input is not a terminal: a line is read as its answer either way.
     func confirm(_ question: String) -> Bool {
-        ask(question)
-        return isYes(readLine(strippingNewline: true))
+        guard Self.stdinIsTerminal else {
+            line(question.trimmingCharacters(in: .whitespaces))
+            return isYes(Swift.readLine(strippingNewline: true))
+        }
+        return isYes(readLine(prompt: question))
     }
 
     /// Shows a question whose answer is the next line read: a prompt at a terminal, a line of
@@ -86,7 +196,15 @@ final class Terminal: @unchecked Sendable {
         guard Self.stdinIsTerminal else { return }
         lock.lock()
         defer { lock.unlock() }
+        guard editing == nil else { return }
         FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// The prompt again after lines printed over it, when the terminal driver edits the typing
+    /// (else `line` has already put the prompt and the typing back).
+    func reprompt(_ text: String) {
+        guard !Self.editsLines else { return }
+        prompt(text)
     }
 }
 
@@ -197,6 +315,24 @@ extension Character {
 extension String {
     /// The columns a terminal gives this text (see `Character.terminalColumns`).
     var terminalColumns: Int { reduce(0) { $0 + $1.terminalColumns } }
+
+    /// This text without its ANSI escape sequences (`ESC [ ... letter`): what a terminal shows
+    /// of a styled prompt.
+    var withoutEscapes: String {
+        guard contains("\u{1B}") else { return self }
+        var shown = ""
+        var inSequence = false
+        for scalar in unicodeScalars {
+            if inSequence {
+                if (0x40...0x7E).contains(scalar.value), scalar != "[" { inSequence = false }
+            } else if scalar == "\u{1B}" {
+                inSequence = true
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
 }
 
 /// `text` as lines starting with `indent`, each of its own lines broken between words to fit

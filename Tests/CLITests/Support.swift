@@ -49,9 +49,24 @@ final class OutputCollector: @unchecked Sendable {
     private var cursor = 0
 
     init(_ handle: FileHandle) {
+        start { handle.availableData }
+    }
+
+    /// Reads a descriptor that ends with an error rather than an end of file, as a
+    /// pseudo-terminal's other end does once the child has exited (EIO).
+    init(fileDescriptor: Int32) {
+        start {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            return count > 0 ? Data(buffer[..<count]) : Data()
+        }
+    }
+
+    /// Reads chunks on a thread of its own until an empty one.
+    private func start(reading next: @escaping @Sendable () -> Data) {
         let thread = Thread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = next()
                 condition.lock()
                 if chunk.isEmpty { ended = true } else { bytes += chunk }
                 condition.broadcast()

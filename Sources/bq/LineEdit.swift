@@ -1,0 +1,90 @@
+/// The line a person is typing, edited by `bq` rather than by the terminal driver, so that a
+/// line printed meanwhile (live news, a lost connection) can go above the typing and the
+/// typing be shown again below it (see `Terminal.readLine(prompt:)`).
+///
+/// Only the end of the line is edited: keys append, Backspace takes back the last character,
+/// Ctrl-U the whole line, Ctrl-W the last word; Enter ends the line, Ctrl-D on an empty line
+/// ends the input. Keys that move the cursor or recall history send escape sequences, which
+/// are read and ignored. Fed one byte at a time; no I/O here.
+struct LineEdit {
+    /// What a byte typed does to the screen.
+    enum Action: Equatable {
+        /// Nothing to show: a key ignored, or part of one.
+        case none
+        /// These bytes were added at the end of the line: show them as they are.
+        case echo([UInt8])
+        /// The line changed (or Ctrl-L asked for it again): show it anew.
+        case redraw
+        /// Enter: the line typed.
+        case done(String)
+        /// Ctrl-D on an empty line.
+        case endOfInput
+        /// Ctrl-C.
+        case interrupt
+        /// Ctrl-Z.
+        case suspend
+    }
+
+    private(set) var typed: [UInt8] = []
+    private var escape = Escape.none
+
+    private enum Escape {
+        case none
+        /// ESC read: a key's sequence (`ESC [` or `ESC O`) or Alt with a key follows.
+        case started
+        /// Inside a sequence, until its final byte.
+        case sequence
+    }
+
+    var text: String { String(decoding: typed, as: UTF8.self) }
+
+    mutating func feed(_ byte: UInt8) -> Action {
+        switch escape {
+        case .started:
+            escape = byte == UInt8(ascii: "[") || byte == UInt8(ascii: "O") ? .sequence : .none
+            return .none
+        case .sequence:
+            // Parameters and intermediates are 0x20...0x3F; the final byte ends the sequence.
+            if (0x40...0x7E).contains(byte) { escape = .none }
+            return .none
+        case .none:
+            break
+        }
+        switch byte {
+        case 0x1B:
+            escape = .started
+            return .none
+        case 0x0D, 0x0A:
+            defer { typed = [] }
+            return .done(text)
+        case 0x03: return .interrupt
+        case 0x1A: return .suspend
+        case 0x04: return typed.isEmpty ? .endOfInput : .none
+        case 0x7F, 0x08:
+            guard !typed.isEmpty else { return .none }
+            var shorter = text
+            shorter.removeLast()
+            typed = Array(shorter.utf8)
+            return .redraw
+        case 0x15:
+            guard !typed.isEmpty else { return .none }
+            typed = []
+            return .redraw
+        case 0x17:
+            guard !typed.isEmpty else { return .none }
+            while typed.last == 0x20 { typed.removeLast() }
+            while let last = typed.last, last != 0x20 { typed.removeLast() }
+            return .redraw
+        case 0x0C: return .redraw
+        case 0x09:
+            // Words are split at tabs as at spaces; a tab's width on screen is the terminal's guess.
+            typed.append(0x20)
+            return .echo([0x20])
+        case 0x00..<0x20:
+            return .none
+        default:
+            typed.append(byte)
+            return .echo([byte])
+        }
+    }
+}

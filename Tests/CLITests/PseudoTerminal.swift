@@ -1,0 +1,83 @@
+import Foundation
+
+/// A child `bq` whose standard input and output are a pseudo-terminal, as when a person runs it
+/// in a terminal window: what it draws is read from the terminal's other end, keys are typed
+/// into it. Standard error is a pipe. Killed when released.
+final class TerminalProcess: @unchecked Sendable {
+    let process = Process()
+    /// The terminal's other end: reads what the child shows, writes what a person types.
+    private let master: Int32
+    private let slavePath: String
+    /// Everything shown on the terminal, read on a thread of its own.
+    let screen: OutputCollector
+    let errors: OutputCollector
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(_ arguments: [String], home: URL, columns: UInt16 = 80) throws {
+        // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
+        // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
+        // (TIOCGPTN). The request numbers are _IOW('T', 0x31, int) and _IOR('T', 0x30, uint).
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
+            throw TestFailure("no pseudo-terminal: \(String(cString: strerror(errno)))")
+        }
+        slavePath = "/dev/pts/\(number)"
+        var size = winsize(ws_row: 40, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+        guard let slave = FileHandle(forUpdatingAtPath: slavePath) else { throw TestFailure("cannot open \(slavePath)") }
+        process.executableURL = try bqExecutable()
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        environment["TERM"] = "xterm"
+        environment["BQ_PLAIN_INPUT"] = nil
+        environment["BQ_ADMIN_KEY"] = nil
+        environment["COLUMNS"] = nil
+        environment["HOME"] = home.path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        process.environment = environment
+        process.standardInput = slave
+        process.standardOutput = slave
+        let stderr = Pipe()
+        process.standardError = stderr
+        screen = OutputCollector(fileDescriptor: master)
+        errors = OutputCollector(stderr.fileHandleForReading)
+        process.terminationHandler = { [exited] _ in exited.signal() }
+        try spawnWithDefaultSignalMask(process)
+        // The child has its own copies; this one would keep the terminal open past its exit.
+        try? slave.close()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        close(master)
+    }
+
+    /// Types `text` (bytes as they are: "\r" is Enter, "\u{7F}" Backspace).
+    func type(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    func waitForExit(timeout: Double = 20) -> Int32? {
+        guard exited.wait(timeout: .now() + timeout) == .success else {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// The terminal's settings as the child left them (the terminal outlives the child while
+    /// this end is open).
+    func localModes() -> tcflag_t? {
+        let descriptor = open(slavePath, O_RDWR | O_NOCTTY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var settings = termios()
+        guard tcgetattr(descriptor, &settings) == 0 else { return nil }
+        return settings.c_lflag
+    }
+}
