@@ -32,7 +32,7 @@ final class Terminal: @unchecked Sendable {
 
     /// Whether typed lines are edited here (`LineEdit`), so that lines printed meanwhile go
     /// above them: a person at a terminal on both ends, one that takes cursor moves, and no
-    /// `BQ_PLAIN_INPUT=1` asking for the terminal driver's own editing.
+    /// `BQ_PLAIN_INPUT` (set to anything) asking for the terminal driver's own editing.
     static let editsLines: Bool = {
         let environment = ProcessInfo.processInfo.environment
         return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && environment["TERM"] != "dumb"
