@@ -337,8 +337,9 @@ final class GameHub {
         // actors too and get the patch to it before the reply.
         var barriers: [PendingCommand] = []
         while let head = pending.first, !head.isWritten, let barrier = pending.popFirst() { barriers.append(barrier) }
+        let answered = done + barriers
         var actors: [ObjectIdentifier: ClientConnection] = [:]
-        for entry in [done, barriers].joined() {
+        for entry in answered {
             actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
             for waiter in entry.waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
         }

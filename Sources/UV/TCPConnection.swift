@@ -24,12 +24,15 @@ public final class TCPConnection: HandleOwner {
     private var state = State.open
     private var isReading = false
     private var closeError: UVError?
-    /// Closes a flushing connection whose peer does not take its queued bytes in time, then
-    /// one whose peer does not close its side in time.
-    private var flushDeadline: LoopTimer?
-    /// The FIN is sent; what the peer still sends is read and dropped.
-    private var isLingering = false
-    private var lingerMilliseconds = TCPConnection.lingerMilliseconds
+    /// While flushing: closes the connection when the peer has taken nothing for
+    /// `flushDeadline` ms; once the FIN is sent, when it has not closed its side in `linger` ms.
+    private var closeTimer: LoopTimer?
+    private var flushDeadline = TCPConnection.flushDeadlineMilliseconds
+    private var linger = TCPConnection.lingerMilliseconds
+    /// `closeAfterFlush` started: what the peer sends is read and dropped (see `closeAfterFlush`).
+    private var isDiscardingInput = false
+    /// The FIN is sent (the shutdown completed).
+    private var sentFIN = false
     private var peerSentEOF = false
 
     /// Bytes received, copied out of the loop's shared read buffer. Loop thread.
@@ -113,17 +116,25 @@ public final class TCPConnection: HandleOwner {
         }
     }
 
-    /// Stops delivering bytes; the kernel buffers what arrives (and then the peer blocks).
+    /// Stops delivering bytes; the kernel buffers what arrives (and then the peer blocks). A
+    /// connection being closed reads on (dropping what it reads) whatever its owner says.
     public func stopReading() {
-        guard isReading, state == .open || state == .flushing else { return }
+        guard isReading, state == .open else { return }
         isReading = false
         uv_read_stop(asStream(handle))
     }
 
     private func didRead(_ count: Int, _ buffer: uv_buf_t) {
-        if isLingering {
-            // The peer's end of file (or its reset) is what lingering waits for.
-            if count < 0 { closeNow(error: nil) }
+        if isDiscardingInput {
+            if count == Int(UV_EOF.rawValue) {
+                // What lingering waits for; before the FIN, the flush goes on (a half-close).
+                peerSentEOF = true
+                isReading = false
+                if sentFIN { closeNow(error: nil) }
+            } else if count < 0 {
+                // A reset: the peer will read nothing more either.
+                closeNow(error: nil)
+            }
             return
         }
         if count > 0 {
@@ -224,6 +235,9 @@ public final class TCPConnection: HandleOwner {
             closeNow(error: error)
         } else if error == nil, queuedWriteBytes == 0, state == .open {
             onDrain?()
+        } else if error == nil, state == .flushing, !sentFIN {
+            // The peer is taking what it is owed: the deadline is for a peer that stopped.
+            startCloseTimer(after: flushDeadline, timedOut: true)
         }
     }
 
@@ -232,32 +246,34 @@ public final class TCPConnection: HandleOwner {
     /// Closes at once; pending writes complete with ECANCELED. Idempotent.
     public func close() { closeNow(error: nil) }
 
-    /// How long `closeAfterFlush` gives the peer, by default, to take what is queued.
+    /// How long, by default, `closeAfterFlush` waits for a peer that takes none of what is queued.
     public static let flushDeadlineMilliseconds: UInt64 = 10_000
     /// How long, by default, a connection whose FIN is sent waits for the peer to close its side.
     public static let lingerMilliseconds: UInt64 = 2_000
 
-    /// Sends everything already queued, then the FIN (`uv_shutdown`), then reads and discards
-    /// until the peer closes its side too (or `lingerMilliseconds` pass), then closes; closes
-    /// anyway (`onClose` gets ETIMEDOUT) when the peer has not taken the queued bytes within
-    /// `deadlineMilliseconds`. Stops reading at once: nothing more reaches `onRead`. Writes
-    /// after this are ignored. Idempotent.
+    /// Sends everything already queued, then the FIN (`uv_shutdown`), then waits for the peer
+    /// to close its side, then closes. Writes after this are ignored, and nothing more reaches
+    /// `onRead`: what the peer sends from now on is read and dropped. Idempotent.
+    ///
+    /// Why read: closing a socket with bytes from the peer still unread makes the kernel send a
+    /// reset, and a reset throws away what is still on its way to the peer, the replies and the
+    /// goodbye this flush is for. Reading also keeps a peer that writes everything before it
+    /// reads from blocking, and so from never taking what it is owed.
+    ///
+    /// Bounded twice: a peer that takes none of the queued bytes for `deadlineMilliseconds` is
+    /// closed (`onClose` gets ETIMEDOUT), or the connection, its queue and its owner's
+    /// bookkeeping would stay forever (libuv shuts a stream down only once its writes are done);
+    /// a peer that has not closed its side `lingerMilliseconds` after the FIN is closed too.
     public func closeAfterFlush(deadlineMilliseconds: UInt64 = TCPConnection.flushDeadlineMilliseconds,
                                 lingerMilliseconds: UInt64 = TCPConnection.lingerMilliseconds) {
         guard state == .open else { return }
         state = .flushing
-        self.lingerMilliseconds = lingerMilliseconds
-        stopReading()
-        if queuedWriteBytes > 0, let timer = try? LoopTimer(loop: loop) {
-            // libuv shuts a stream down only once its queued writes are done, and a peer that
-            // stopped reading never lets them finish: without a deadline the connection, its
-            // queue and its owner's bookkeeping would stay forever.
-            timer.start(afterMilliseconds: deadlineMilliseconds) { [weak self] in
-                guard let self else { return }
-                closeNow(error: UVError(code: UV_ETIMEDOUT.rawValue, operation: "flushing to \(peerDescription)"))
-            }
-            flushDeadline = timer
-        }
+        flushDeadline = deadlineMilliseconds
+        linger = lingerMilliseconds
+        if !isReading, !peerSentEOF { readIntoLoopBuffer() }
+        guard state == .flushing else { return }
+        isDiscardingInput = true
+        if queuedWriteBytes > 0 { startCloseTimer(after: flushDeadline, timedOut: true) }
         let request = allocateZeroed(uv_shutdown_t.self)
         let status = uv_shutdown(request, asStream(handle)) { request, status in
             // Loop thread. The stream's owner is alive: libuv runs a pending shutdown callback
@@ -268,7 +284,7 @@ public final class TCPConnection: HandleOwner {
                 let error = status != UV_ECANCELED.rawValue ? UVError(code: status, operation: "uv_shutdown") : nil
                 connection.closeNow(error: error)
             } else {
-                connection.linger()
+                connection.finFlushed()
             }
         }
         if status < 0 {
@@ -277,23 +293,28 @@ public final class TCPConnection: HandleOwner {
         }
     }
 
-    /// Closing a socket with bytes from the peer still unread makes the kernel send a reset,
-    /// and a reset makes the peer's kernel throw away what it had received and not yet handed
-    /// over: the replies and the goodbye that the flush has just sent. So, its FIN sent, the
-    /// connection reads and discards until the peer closes its side, for a short while at most.
-    private func linger() {
-        guard state == .flushing, !peerSentEOF else { return closeNow(error: nil) }
-        guard let timer = flushDeadline ?? (try? LoopTimer(loop: loop)) else { return closeNow(error: nil) }
-        flushDeadline = timer
-        timer.start(afterMilliseconds: lingerMilliseconds) { [weak self] in self?.closeNow(error: nil) }
-        isLingering = true
-        readIntoLoopBuffer()
+    /// Everything owed and the FIN are with the kernel: now the peer's end of file is awaited.
+    private func finFlushed() {
+        guard state == .flushing else { return }
+        sentFIN = true
+        if peerSentEOF { return closeNow(error: nil) }
+        startCloseTimer(after: linger, timedOut: false)
+    }
+
+    /// (Re)starts the one timer a closing connection has.
+    private func startCloseTimer(after milliseconds: UInt64, timedOut: Bool) {
+        if closeTimer == nil { closeTimer = try? LoopTimer(loop: loop) }
+        guard let closeTimer else { return closeNow(error: nil) }
+        closeTimer.start(afterMilliseconds: milliseconds) { [weak self] in
+            guard let self else { return }
+            closeNow(error: timedOut ? UVError(code: UV_ETIMEDOUT.rawValue, operation: "flushing to \(peerDescription)") : nil)
+        }
     }
 
     private func closeNow(error: UVError?) {
         guard state == .open || state == .flushing else { return }
-        flushDeadline?.close()
-        flushDeadline = nil
+        closeTimer?.close()
+        closeTimer = nil
         state = .closing
         isReading = false
         closeError = error

@@ -38,17 +38,31 @@ struct LineEdit {
 
     var text: String { String(decoding: typed, as: UTF8.self) }
 
+    /// An ESC was read and what follows it may still be on its way.
+    var isAwaitingEscape: Bool { escape == .started }
+
+    /// Nothing followed the ESC in time: it was the Escape key alone, and the next key is a key.
+    mutating func escapeAlone() {
+        if escape == .started { escape = .none }
+    }
+
     mutating func feed(_ byte: UInt8) -> Action {
-        switch escape {
-        case .started:
-            escape = byte == UInt8(ascii: "[") || byte == UInt8(ascii: "O") ? .sequence : .none
-            return .none
-        case .sequence:
-            // Parameters and intermediates are 0x20...0x3F; the final byte ends the sequence.
-            if (0x40...0x7E).contains(byte) { escape = .none }
-            return .none
-        case .none:
-            break
+        if escape != .none {
+            if byte == 0x1B {
+                escape = .started
+                return .none
+            }
+            // A control key is never part of a sequence: it cancels one and acts as itself.
+            if byte < 0x20 || byte == 0x7F {
+                escape = .none
+            } else if escape == .started {
+                escape = byte == UInt8(ascii: "[") || byte == UInt8(ascii: "O") ? .sequence : .none
+                return .none
+            } else {
+                // Parameters and intermediates are 0x20...0x3F; the final byte ends the sequence.
+                if (0x40...0x7E).contains(byte) { escape = .none }
+                return .none
+            }
         }
         switch byte {
         case 0x1B:
@@ -62,9 +76,12 @@ struct LineEdit {
         case 0x04: return typed.isEmpty ? .endOfInput : .none
         case 0x7F, 0x08:
             guard !typed.isEmpty else { return .none }
-            var shorter = text
-            shorter.removeLast()
-            typed = Array(shorter.utf8)
+            // The last character's bytes; text that is not UTF-8 loses a byte at a time.
+            if let valid = String(validating: typed, as: UTF8.self), let last = valid.last {
+                typed.removeLast(String(last).utf8.count)
+            } else {
+                typed.removeLast()
+            }
             return .redraw
         case 0x15:
             guard !typed.isEmpty else { return .none }

@@ -3,17 +3,18 @@ import Foundation
 /// Standard input's terminal with its line discipline set aside while `LineEdit` edits a line:
 /// no echo, no line buffering, no keys that send signals (Ctrl-C and Ctrl-Z arrive as bytes).
 /// Output processing is left alone, so "\n" still starts a new line. The terminal's settings
-/// are put back by `leave()`, at exit (`exit(3)` from the reader thread included), and before a
-/// signal that ends the process, so that a shell is never left without its echo.
+/// are put back by `leave()`, at exit (`exit(3)` from the reader thread included), and before
+/// a signal ends the process (a crash included), so that a shell is never left without its echo.
 ///
-/// Main thread only, but for the exit and signal paths, which only read `saved`.
+/// Main thread only, but for the exit and signal paths, which read `RawState` alone.
 enum RawInput {
-    /// Sets raw input; false (nothing changed) when standard input is not a terminal.
+    /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
+    /// process is exiting.
     static func enter() -> Bool {
         var current = termios()
-        guard tcgetattr(STDIN_FILENO, &current) == 0 else { return false }
+        guard tcgetattr(STDIN_FILENO, &current) == 0, RawState.flags[exiting] == 0 else { return false }
+        RawState.saved.pointee = current
         installRestorers()
-        rawSaved = current
         var raw = current
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
         withUnsafeMutableBytes(of: &raw.c_cc) { characters in
@@ -22,15 +23,15 @@ enum RawInput {
         }
         // TCSANOW, not TCSAFLUSH: what was typed ahead while a command ran is the next line.
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return false }
-        rawActive = 1
+        RawState.flags[active] = 1
         return true
     }
 
     /// Puts the terminal back as `enter()` found it. Idempotent.
     static func leave() {
-        guard rawActive != 0 else { return }
-        rawActive = 0
-        tcsetattr(STDIN_FILENO, TCSANOW, &rawSaved)
+        guard RawState.flags[active] != 0 else { return }
+        RawState.flags[active] = 0
+        tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
     }
 
     /// Ctrl-C: what it has always done to `bq play` and the console, end the process, with the
@@ -50,14 +51,35 @@ enum RawInput {
         _ = enter()
     }
 
+    /// The signals that end the process by default, the ones a crash raises included.
+    private static let fatalSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
+
     private static func installRestorers() {
-        guard !restorersInstalled else { return }
-        restorersInstalled = true
-        atexit { RawInput.leave() }
-        for number in [SIGTERM, SIGHUP, SIGQUIT, SIGINT] {
+        guard RawState.flags[installed] == 0 else { return }
+        RawState.flags[installed] = 1
+        atexit {
+            // Another thread may exit (a session ended by the server) while this one edits.
+            RawState.flags[exiting] = 1
+            guard RawState.flags[active] != 0 else { return }
+            RawState.flags[active] = 0
+            tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
+            // The typing stays on the screen; the shell's prompt goes below it.
+            var newline: UInt8 = 0x0A
+            _ = write(STDOUT_FILENO, &newline, 1)
+        }
+        for number in fatalSignals {
+            var existing = sigaction()
+            sigaction(number, nil, &existing)
+            // A signal the process was started with ignored (nohup) stays ignored.
+            if unsafeBitCast(existing.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                continue
+            }
             signal(number) { number in
-                // A signal handler: only async-signal-safe calls (tcsetattr, signal, raise).
-                if rawActive != 0 { tcsetattr(STDIN_FILENO, TCSANOW, &rawSaved) }
+                // A signal handler: only async-signal-safe calls (tcsetattr, signal, raise), on
+                // memory that needs no initialisation. A fault's signal, raised again here, is
+                // blocked until the handler returns; the faulting instruction then raises it
+                // once more, to the default action.
+                if RawState.flags[active] != 0 { tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved) }
                 signal(number, SIG_DFL)
                 raise(number)
             }
@@ -65,8 +87,27 @@ enum RawInput {
     }
 }
 
-// Process-wide by nature (one terminal, one set of signal dispositions): written on the main
-// thread before raw input starts, read by the exit and signal paths.
-nonisolated(unsafe) private var rawSaved = termios()
-nonisolated(unsafe) private var rawActive: Int32 = 0
-nonisolated(unsafe) private var restorersInstalled = false
+/// What the exit and signal paths read: plain memory, allocated before any of them is
+/// installed, so that reading it in a signal handler runs no lazy initialisation and no
+/// exclusivity check.
+private enum RawState {
+    /// The settings to put back.
+    nonisolated(unsafe) static let saved: UnsafeMutablePointer<termios> = {
+        let memory = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        memory.initialize(to: termios())
+        return memory
+    }()
+    /// Indexed by `active`, `exiting` and `installed`.
+    nonisolated(unsafe) static let flags: UnsafeMutablePointer<Int32> = {
+        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
+        memory.initialize(repeating: 0, count: 3)
+        return memory
+    }()
+}
+
+/// Raw input is set.
+private let active = 0
+/// The process is exiting: raw input must not start again.
+private let exiting = 1
+/// The exit and signal paths are in place.
+private let installed = 2

@@ -83,40 +83,56 @@ final class Terminal: @unchecked Sendable {
                 finishEditing()
                 return nil
             }
-            var ended: String??
-            var interrupted = false
-            var suspended = false
-            lock.withLock {
-                guard let before = editing else { return }
-                var after = before
-                let action = after.edit.feed(byte)
-                editing = after
-                switch action {
-                case .none: break
-                case .echo(let bytes): FileHandle.standardOutput.write(Data(bytes))
-                case .redraw:
-                    clear(before)
-                    draw(after)
-                case .done(let line): ended = .some(line)
-                case .endOfInput: ended = .some(nil)
-                case .interrupt: interrupted = true
-                case .suspend: suspended = true
-                }
-            }
-            if let ended {
+            switch edit(with: byte) {
+            case .none, .echo, .redraw:
+                continue
+            case .done(let line):
                 finishEditing()
-                return ended
-            }
-            if interrupted {
+                return line
+            case .endOfInput:
+                finishEditing()
+                return nil
+            case .interrupt:
                 finishEditing()
                 RawInput.interrupt()
-            }
-            if suspended {
-                lock.withLock { if let editing { clear(editing) } }
+            case .suspend:
+                // Put away while stopped: a line printed meanwhile must not redraw it, twice.
+                let stashed = lock.withLock { () -> (prompt: String, edit: LineEdit)? in
+                    defer { editing = nil }
+                    if let editing { clear(editing) }
+                    return editing
+                }
                 RawInput.suspend()
-                lock.withLock { if let editing { draw(editing) } }
+                lock.withLock {
+                    editing = stashed
+                    if let stashed { draw(stashed) }
+                }
             }
         }
+    }
+
+    /// Feeds one typed byte to the line and shows what it changed. An Escape key alone is told
+    /// from the start of a key's sequence by the time the next byte takes to come.
+    private func edit(with byte: UInt8) -> LineEdit.Action {
+        let (action, awaitingEscape) = lock.withLock { () -> (LineEdit.Action, Bool) in
+            guard let before = editing else { return (.none, false) }
+            var after = before
+            let action = after.edit.feed(byte)
+            editing = after
+            switch action {
+            case .echo(let bytes): FileHandle.standardOutput.write(Data(bytes))
+            case .redraw:
+                clear(before)
+                draw(after)
+            case .none, .done, .endOfInput, .interrupt, .suspend: break
+            }
+            return (action, after.edit.isAwaitingEscape)
+        }
+        if awaitingEscape {
+            var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            if poll(&input, 1, 30) == 0 { lock.withLock { editing?.edit.escapeAlone() } }
+        }
+        return action
     }
 
     /// The typing is over: the next output starts on a line of its own.

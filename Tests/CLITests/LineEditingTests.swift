@@ -26,8 +26,14 @@ import Testing
         // Keys are the editor's once the next prompt is drawn (while a command runs, the terminal
         // driver has them). Backspace takes back a character; cursor keys are ignored.
         #expect(mia.screen.waitFor("> "))
-        mia.type("pointz\u{7F}\u{1B}[Ds\r")
+        mia.type("pointz\u{7F}")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> point"), "the line drawn again without the z: \(mia.screen.text.debugDescription)")
+        mia.type("\u{1B}[Ds\r")
         #expect(mia.screen.waitFor("Points: 10 ✦"), "\(mia.screen.text.debugDescription)")
+        // Enter in the middle of a key's escape sequence is still Enter.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("whoami\u{1B}[\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.debugDescription)")
         // Ctrl-D on an empty line ends the input, as the terminal driver's would.
         #expect(mia.screen.waitFor("> "))
         mia.type("\u{04}")

@@ -4,29 +4,38 @@ import Foundation
 /// in a terminal window: what it draws is read from the terminal's other end, keys are typed
 /// into it. Standard error is a pipe. Killed when released.
 final class TerminalProcess: @unchecked Sendable {
-    let process = Process()
+    let process: Process
     /// The terminal's other end: reads what the child shows, writes what a person types.
     private let master: Int32
     private let slavePath: String
     /// Everything shown on the terminal, read on a thread of its own.
     let screen: OutputCollector
     let errors: OutputCollector
-    private let exited = DispatchSemaphore(value: 0)
+    private let exited: DispatchSemaphore
 
     init(_ arguments: [String], home: URL, columns: UInt16 = 80) throws {
         // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
         // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
         // (TIOCGPTN). The request numbers are _IOW('T', 0x31, int) and _IOR('T', 0x30, uint).
-        master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        guard master >= 0 else { throw TestFailure("no pseudo-terminal: \(String(cString: strerror(errno)))") }
         var unlock: Int32 = 0
         var number: UInt32 = 0
-        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
+        var size = winsize(ws_row: 40, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
+        guard ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0,
+              ioctl(master, UInt(TIOCSWINSZ), &size) == 0 else {
+            close(master)
             throw TestFailure("no pseudo-terminal: \(String(cString: strerror(errno)))")
         }
-        slavePath = "/dev/pts/\(number)"
-        var size = winsize(ws_row: 40, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
-        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
-        guard let slave = FileHandle(forUpdatingAtPath: slavePath) else { throw TestFailure("cannot open \(slavePath)") }
+        let slavePath = "/dev/pts/\(number)"
+        // O_NOCTTY: the test runner must never take the child's terminal for its own.
+        let slaveDescriptor = open(slavePath, O_RDWR | O_NOCTTY)
+        guard slaveDescriptor >= 0 else {
+            close(master)
+            throw TestFailure("cannot open \(slavePath)")
+        }
+        let slave = FileHandle(fileDescriptor: slaveDescriptor, closeOnDealloc: true)
+        let process = Process()
         process.executableURL = try bqExecutable()
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
@@ -43,17 +52,29 @@ final class TerminalProcess: @unchecked Sendable {
         process.standardOutput = slave
         let stderr = Pipe()
         process.standardError = stderr
-        screen = OutputCollector(fileDescriptor: master)
-        errors = OutputCollector(stderr.fileHandleForReading)
-        process.terminationHandler = { [exited] _ in exited.signal() }
-        try spawnWithDefaultSignalMask(process)
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        do {
+            try spawnWithDefaultSignalMask(process)
+        } catch {
+            close(master)
+            throw error
+        }
         // The child has its own copies; this one would keep the terminal open past its exit.
         try? slave.close()
+        self.process = process
+        self.master = master
+        self.slavePath = slavePath
+        self.exited = exited
+        screen = OutputCollector(fileDescriptor: master)
+        errors = OutputCollector(stderr.fileHandleForReading)
     }
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        close(master)
+        // Closed only once its reader is done (the child gone, this end reads EIO), so that its
+        // number cannot be reused under a reader still reading it.
+        if screen.waitForEnd(timeout: 10) { close(master) }
     }
 
     /// Types `text` (bytes as they are: "\r" is Enter, "\u{7F}" Backspace).

@@ -134,10 +134,14 @@ struct LingeringCloseTests {
         }
         let outcome = Locked<(lines: Int, error: String?)>((0, nil))
         onNewThread {
+            // Signalled whatever happens: the server's side waits for it on the loop thread.
+            var signalled = false
+            defer { if !signalled { requestsSent.signal() } }
             do {
                 let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, receiveBufferBytes: 65536)
                 try socket.send([UInt8](repeating: 0x78, count: 32 * 1024))
                 requestsSent.signal()
+                signalled = true
                 // A slow reader: it starts a while after the server's flush. A server that closed
                 // without lingering has closed by then; one that lingers waits for this side.
                 _ = closed.wait(timeout: .now() + 1)
@@ -154,5 +158,67 @@ struct LingeringCloseTests {
         let result = outcome.withLock { $0 }
         #expect(result.error == nil, "the lines still in the server's kernel were dropped: \(result.error ?? "")")
         #expect(result.lines == lineCount)
+    }
+}
+
+/// A closing connection reads (and drops) what its peer sends from the moment it starts
+/// closing, whatever its owner asks.
+@Suite("Reading while closing")
+struct ReadingWhileClosingTests {
+    @Test("a peer that writes everything before it reads, both ways beyond the buffers, still gets every line")
+    func aPeerThatWritesBeforeItReadsIsNotDeadlocked() throws {
+        let loop = try EventLoop()
+        let lineCount = 8_192
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            // Never reads as the owner: 8 MiB out, then close.
+            connection.write(gathering: lines(count: lineCount, lineLength: 1024))
+            connection.closeAfterFlush()
+        }
+        let outcome = Locked<(lines: Int, error: String?)>((0, nil))
+        onNewThread {
+            do {
+                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port)
+                // 8 MiB in: more than both kernels buffer, so this returns only if the server reads.
+                try socket.send([UInt8](repeating: 0x78, count: 8 << 20))
+                var count = 0
+                while try socket.readLine(timeoutMilliseconds: 10_000) != nil { count += 1 }
+                outcome.withLock { $0 = (count, nil) }
+                socket.close()
+            } catch {
+                outcome.withLock { $0.error = "\(error)" }
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        let result = outcome.withLock { $0 }
+        #expect(result.error == nil)
+        #expect(result.lines == lineCount)
+    }
+
+    @Test("stopReading on a closing connection does not stop it waiting for the peer's end of file")
+    func stopReadingLeavesAClosingConnectionReading() throws {
+        let loop = try EventLoop()
+        let closed = DispatchSemaphore(value: 0)
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            connection.onClose = { _ in closed.signal() }
+            connection.startReading()
+            connection.write(Array("bye\n".utf8))
+            connection.closeAfterFlush(lingerMilliseconds: 60_000)
+            // As a server that begins to shut down does to every connection.
+            connection.stopReading()
+        }
+        let closedOnPeersEOF = Locked(false)
+        onNewThread {
+            if let socket = try? BlockingLineSocket(host: "127.0.0.1", port: port) {
+                _ = try? socket.readLine(timeoutMilliseconds: 10_000)
+                _ = try? socket.readLine(timeoutMilliseconds: 10_000)  // the server's end of file
+                socket.close()
+                let inTime = closed.wait(timeout: .now() + 20) == .success
+                closedOnPeersEOF.withLock { $0 = inTime }
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(closedOnPeersEOF.withLock { $0 }, "the server closed only at its linger deadline")
     }
 }
