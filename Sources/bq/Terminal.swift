@@ -9,7 +9,12 @@ final class Terminal: @unchecked Sendable {
     /// Guards the two file handles so lines from two threads never interleave, and `editing`.
     private let lock = NSLock()
     /// The line being typed, and the prompt before it, while `readLine(prompt:)` edits it.
-    private var editing: (prompt: String, edit: LineEdit)?
+    private var editing: Editing?
+
+    private struct Editing {
+        let prompt: String
+        var edit = LineEdit()
+    }
 
     init(colorAllowed: Bool) {
         let tty = isatty(STDOUT_FILENO) == 1
@@ -72,7 +77,7 @@ final class Terminal: @unchecked Sendable {
         }
         defer { RawInput.leave() }
         lock.withLock {
-            editing = (prompt, LineEdit())
+            editing = Editing(prompt: prompt)
             writeOut(prompt)
         }
         while true {
@@ -97,7 +102,7 @@ final class Terminal: @unchecked Sendable {
                 RawInput.interrupt()
             case .suspend:
                 // Put away while stopped: a line printed meanwhile must not redraw it, twice.
-                let stashed = lock.withLock { () -> (prompt: String, edit: LineEdit)? in
+                let stashed = lock.withLock { () -> Editing? in
                     defer { editing = nil }
                     if let editing { clear(editing) }
                     return editing
@@ -145,7 +150,7 @@ final class Terminal: @unchecked Sendable {
 
     /// Moves to the start of the prompt's first row and clears from there to the end of the
     /// screen. Holding `lock`.
-    private func clear(_ shown: (prompt: String, edit: LineEdit)) {
+    private func clear(_ shown: Editing) {
         let width = max(1, Self.columns ?? 80)
         let used = shown.prompt.withoutEscapes.terminalColumns + shown.edit.text.terminalColumns
         // After exactly `width` columns the cursor waits at the row's end, not on the next row.
@@ -154,7 +159,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Holding `lock`.
-    private func draw(_ shown: (prompt: String, edit: LineEdit)) {
+    private func draw(_ shown: Editing) {
         writeOut(shown.prompt)
         FileHandle.standardOutput.write(Data(shown.edit.typed))
     }
