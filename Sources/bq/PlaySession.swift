@@ -474,6 +474,10 @@ final class PlaySession: @unchecked Sendable {
         lines.append("  quit")
         lines.append(style.dim("Quote text with spaces in \"double\" or 'single' quotes; inside double quotes or none, a "
             + "backslash makes the next character plain (\\\" for a quote, \\\\ for a backslash)."))
+        if Terminal.editsLines {
+            lines.append(style.dim("Backspace, Ctrl-U (the line) and Ctrl-W (a word) edit what you type; Ctrl-D on an "
+                + "empty line leaves. News never lands in the middle of your typing."))
+        }
         return lines
     }
 }
