@@ -239,6 +239,8 @@ final class PlaySession: @unchecked Sendable {
             case .lateReply(let op, let result):
                 terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):
+                // No prompt under this line: nothing typed there will be read.
+                terminal.abandonTyping()
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
                 updateFile { $0.token = nil; $0.sessionEnded = reason }
                 // Nothing works without a session, and the main thread is blocked reading input.

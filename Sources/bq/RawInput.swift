@@ -2,6 +2,9 @@ import Foundation
 
 /// Standard input's terminal with its line discipline set aside while `LineEdit` edits a line:
 /// no echo, no line buffering, no keys that send signals (Ctrl-C and Ctrl-Z arrive as bytes).
+/// Between lines (a command running) it stays quiet, no echo and no line buffering, but with
+/// the signal keys back: what is typed meanwhile waits, unshown, for the next prompt (where the
+/// editor shows it), instead of being echoed among the command's output and the live news.
 /// Output processing is left alone, so "\n" still starts a new line. The terminal's settings
 /// are put back by `leave()`, at exit (`exit(3)` from the reader thread included), and before
 /// a signal ends the process (a crash included), so that a shell is never left without its echo.
@@ -11,12 +14,23 @@ enum RawInput {
     /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
     /// process is exiting.
     static func enter() -> Bool {
-        var current = termios()
-        guard tcgetattr(STDIN_FILENO, &current) == 0, RawState.flags[exiting] == 0 else { return false }
-        RawState.saved.pointee = current
-        installRestorers()
-        var raw = current
-        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
+        guard RawState.flags[exiting] == 0 else { return false }
+        if RawState.flags[active] == 0 {
+            guard tcgetattr(STDIN_FILENO, RawState.saved) == 0 else { return false }
+            installRestorers()
+        }
+        return set(signalKeys: false)
+    }
+
+    /// Between lines: see the type's comment. Only after `enter()`.
+    static func quiet() {
+        guard RawState.flags[active] != 0 else { return }
+        _ = set(signalKeys: true)
+    }
+
+    private static func set(signalKeys: Bool) -> Bool {
+        var raw = RawState.saved.pointee
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | IEXTEN | (signalKeys ? 0 : ISIG))
         withUnsafeMutableBytes(of: &raw.c_cc) { characters in
             characters[Int(VMIN)] = 1
             characters[Int(VTIME)] = 0
@@ -24,6 +38,7 @@ enum RawInput {
         // TCSANOW, not TCSAFLUSH: what was typed ahead while a command ran is the next line.
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return false }
         RawState.flags[active] = 1
+        RawState.flags[typing] = signalKeys ? 0 : 1
         return true
     }
 
@@ -31,6 +46,7 @@ enum RawInput {
     static func leave() {
         guard RawState.flags[active] != 0 else { return }
         RawState.flags[active] = 0
+        RawState.flags[typing] = 0
         tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
     }
 
@@ -63,9 +79,11 @@ enum RawInput {
             guard RawState.flags[active] != 0 else { return }
             RawState.flags[active] = 0
             tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-            // The typing stays on the screen; the shell's prompt goes below it.
-            var newline: UInt8 = 0x0A
-            _ = write(STDOUT_FILENO, &newline, 1)
+            if RawState.flags[typing] != 0 {
+                // A line half typed stays on the screen; the shell's prompt goes below it.
+                var newline: UInt8 = 0x0A
+                _ = write(STDOUT_FILENO, &newline, 1)
+            }
         }
         for number in fatalSignals {
             var existing = sigaction()
@@ -79,7 +97,14 @@ enum RawInput {
                 // memory that needs no initialisation. A fault's signal, raised again here, is
                 // blocked until the handler returns; the faulting instruction then raises it
                 // once more, to the default action.
-                if RawState.flags[active] != 0 { tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved) }
+                if RawState.flags[active] != 0 {
+                    tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
+                    if RawState.flags[typing] != 0 {
+                        // The shell's prompt goes below the typing, not after it.
+                        var newline: UInt8 = 0x0A
+                        _ = write(STDOUT_FILENO, &newline, 1)
+                    }
+                }
                 signal(number, SIG_DFL)
                 raise(number)
             }
@@ -97,10 +122,10 @@ private enum RawState {
         memory.initialize(to: termios())
         return memory
     }()
-    /// Indexed by `active`, `exiting` and `installed`.
+    /// Indexed by `active`, `exiting`, `installed` and `typing`.
     nonisolated(unsafe) static let flags: UnsafeMutablePointer<Int32> = {
-        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
-        memory.initialize(repeating: 0, count: 3)
+        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+        memory.initialize(repeating: 0, count: 4)
         return memory
     }()
 }
@@ -111,3 +136,5 @@ private let active = 0
 private let exiting = 1
 /// The exit and signal paths are in place.
 private let installed = 2
+/// A line is being edited (the signal keys are off).
+private let typing = 3

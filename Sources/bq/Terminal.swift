@@ -75,7 +75,7 @@ final class Terminal: @unchecked Sendable {
             if showPrompt { self.prompt(prompt) }
             return Swift.readLine(strippingNewline: true)
         }
-        defer { RawInput.leave() }
+        defer { RawInput.quiet() }
         lock.withLock {
             editing = Editing(prompt: prompt)
             writeOut(prompt)
@@ -117,7 +117,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Feeds one typed byte to the line and shows what it changed. An Escape key alone is told
-    /// from the start of a key's sequence by the time the next byte takes to come.
+    /// from the start of a key's sequence by the time the next byte takes to come (100 ms).
     private func edit(with byte: UInt8) -> LineEdit.Action {
         let (action, awaitingEscape) = lock.withLock { () -> (LineEdit.Action, Bool) in
             guard let before = editing else { return (.none, false) }
@@ -135,7 +135,8 @@ final class Terminal: @unchecked Sendable {
         }
         if awaitingEscape {
             var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-            if poll(&input, 1, 30) == 0 { lock.withLock { editing?.edit.escapeAlone() } }
+            // A key's sequence comes whole even over a slow link; a person's next key is slower.
+            if poll(&input, 1, 100) == 0 { lock.withLock { editing?.edit.escapeAlone() } }
         }
         return action
     }
@@ -151,11 +152,34 @@ final class Terminal: @unchecked Sendable {
     /// Moves to the start of the prompt's first row and clears from there to the end of the
     /// screen. Holding `lock`.
     private func clear(_ shown: Editing) {
-        let width = max(1, Self.columns ?? 80)
-        let used = shown.prompt.withoutEscapes.terminalColumns + shown.edit.text.terminalColumns
-        // After exactly `width` columns the cursor waits at the row's end, not on the next row.
-        let rowsAbove = used > 0 ? (used - 1) / width : 0
+        let rowsAbove = Self.rowsBelowTheFirst(shown.prompt.withoutEscapes + shown.edit.text, width: max(1, Self.columns ?? 80))
         writeOut("\r" + (rowsAbove > 0 ? "\u{1B}[\(rowsAbove)A" : "") + "\u{1B}[J")
+    }
+
+    /// The rows `text`, written from the start of a row, takes below its first one, as a terminal
+    /// lays it out: a wide character that does not fit at a row's end goes to the next row whole,
+    /// and a row filled to its last column leaves the cursor waiting there, not on the next row.
+    static func rowsBelowTheFirst(_ text: String, width: Int) -> Int {
+        var row = 0
+        var column = 0
+        for character in text {
+            let columns = character.terminalColumns
+            guard columns > 0 else { continue }
+            if column + columns > width {
+                row += 1
+                column = 0
+            }
+            column += columns
+        }
+        return row
+    }
+
+    /// A line being typed is dropped from the screen and forgotten: the process is ending.
+    func abandonTyping() {
+        lock.withLock {
+            if let editing { clear(editing) }
+            editing = nil
+        }
     }
 
     /// Holding `lock`.

@@ -61,4 +61,65 @@ import Testing
         let modes = try #require(mia.localModes())
         #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0)
     }
+
+    /// What is typed while a command waits for the server is not echoed among its output and
+    /// the news: it waits, unshown, and the next prompt shows it, ready to edit.
+    @Test func keysTypedWhileACommandRunsWaitForTheNextPrompt() throws {
+        let release = DispatchSemaphore(value: 0)
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+            case "discover_secrets":
+                // A slow server: the answer waits for the test.
+                _ = release.wait(timeout: .now() + 20)
+                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try TerminalProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("discover\r")
+        #expect(mia.screen.waitFor("discover"))
+        // The command is running once the editor has handed the terminal back to its quiet mode.
+        #expect(mia.waitForLocalModes { $0 & tcflag_t(ISIG) != 0 && $0 & tcflag_t(ECHO) == 0 },
+                "while a command runs: no echo, signal keys on")
+        mia.type("board")
+        release.signal()
+        #expect(mia.screen.waitFor("No hidden dares right now."))
+        let afterDiscover = mia.screen.text.components(separatedBy: "discover").dropFirst().joined(separator: "discover")
+        #expect(mia.screen.waitFor("> board"), "the typed-ahead keys, at the next prompt: \(mia.screen.text.debugDescription)")
+        #expect(!afterDiscover.components(separatedBy: "No hidden dares").first!.contains("board"),
+                "not echoed before the answer: \(mia.screen.text.debugDescription)")
+        mia.type("\r")
+        #expect(mia.screen.waitFor("Challenges"))
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0)
+    }
+
+    /// A wide character that does not fit at a row's end goes to the next row whole: the rows
+    /// to clear before printing news count it so.
+    @Test func aWideCharacterWrappedWholeIsClearedWithItsRows() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        // "> " and 77 x fill 79 columns; the cake takes the next row's first two; 79 y run onto a third.
+        mia.type(String(repeating: "x", count: 77) + "🎂" + String(repeating: "y", count: 79))
+        #expect(mia.screen.waitFor("yyyy"))
+        let adjust = try BQProcess.run(["admin", "adjust-points", "10", "--reason", "karaoke"] + server.adminFlags)
+        #expect(adjust.status == 0, "\(adjust.err)")
+        #expect(mia.screen.waitFor("\r\u{1B}[2A\u{1B}[J"), "two rows up, not one: \(mia.screen.text.suffix(300).debugDescription)")
+        mia.type("\u{15}\u{04}")
+        #expect(mia.waitForExit() == 0)
+    }
 }

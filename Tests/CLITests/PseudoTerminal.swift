@@ -91,6 +91,18 @@ final class TerminalProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Waits (up to `timeout` seconds, asking every few milliseconds) until the terminal's
+    /// local modes satisfy `condition`: the child sets them when it moves between states that
+    /// show nothing on the screen.
+    func waitForLocalModes(timeout: Double = 20, _ condition: (tcflag_t) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let modes = localModes(), condition(modes) { return true }
+            usleep(2_000)
+        }
+        return false
+    }
+
     /// The terminal's settings as the child left them (the terminal outlives the child while
     /// this end is open).
     func localModes() -> tcflag_t? {
