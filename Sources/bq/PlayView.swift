@@ -98,9 +98,7 @@ struct PlayView {
         let done = game["challenges_completed"]?.intValue ?? 0
         let total = game["challenges_total"]?.intValue ?? 0
         var lines = [style.bold("Challenges") + " (\(done)/\(total) done)"]
-        for (id, challenge) in challenges {
-            lines.append("  " + challengeRow(id, challenge))
-        }
+        lines += laidOut(challenges.map { challengeRow($0.0, $0.1) }).map { "  " + $0 }
         let hidden = game["secrets_hidden"]?.intValue ?? 0
         if myRole == "birthday" {
             if hidden > 0 {
@@ -112,7 +110,7 @@ struct PlayView {
         return lines
     }
 
-    func challengeRow(_ id: String, _ challenge: JSONValue) -> String {
+    func challengeRow(_ id: String, _ challenge: JSONValue) -> ListRow {
         let status = challenge["status"]?.stringValue ?? "open"
         let mark: String
         let statusText: String
@@ -138,15 +136,14 @@ struct PlayView {
         }
         facts.append("\(challenge["points"]?.intValue ?? 0) ✦")
         if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
-        // Status before the facts, which vary most in length: on an 80-column terminal a row
-        // fits, and a long one wraps only in its least important part.
-        return listRow(mark: mark, id: id, title: title, status: statusText, paint: paint, facts: facts.joined(separator: " · "))
+        return ListRow(mark: mark, id: id, title: title, status: statusText, paint: paint, facts: facts.joined(separator: " · "))
     }
 
     func rewardsList(withContents: Bool = true) -> [String] {
         var lines = [style.bold("Rewards")]
-        for (id, reward) in rewards {
-            lines.append("  " + rewardRow(id, reward))
+        let rows = laidOut(rewards.map { rewardRow($0.0, $0.1) })
+        for ((_, reward), row) in zip(rewards, rows) {
+            lines.append("  " + row)
             if withContents, myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
                 lines += contentLines(content, indent: "        ")
             }
@@ -159,11 +156,11 @@ struct PlayView {
         let mine = rewards.filter { $0.value["from_character"]?.stringValue == me }
         var lines = [style.bold("Rewards you gave")]
         if mine.isEmpty { lines.append(style.dim("  none")) }
-        for (id, reward) in mine { lines.append("  " + rewardRow(id, reward)) }
+        lines += laidOut(mine.map { rewardRow($0.0, $0.1) }).map { "  " + $0 }
         return lines
     }
 
-    func rewardRow(_ id: String, _ reward: JSONValue) -> String {
+    func rewardRow(_ id: String, _ reward: JSONValue) -> ListRow {
         let cost = reward["cost"]?.intValue ?? 0
         let status: String
         let mark: String
@@ -177,28 +174,42 @@ struct PlayView {
         }
         let title = reward["title"]?.stringValue ?? id
         let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
-        return listRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
+        return ListRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
     }
 
     /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), facts.
-    /// Status comes before the facts, which vary most in length. On a terminal narrower than
-    /// the row, the title gives up room first (down to 16), then the facts are cut: a row
-    /// never wraps. Lists indent rows by 2, which the width allows for.
-    private func listRow(mark: String, id: String, title: String, status: String, paint: (String) -> String,
-                         facts: String) -> String {
-        // As wide as the longest status, "done (option B)", so that every row's facts line up.
-        let shownStatus = padded(status, 15)
+    struct ListRow {
+        let mark: String
+        let id: String
+        let title: String
+        let status: String
+        let paint: (String) -> String
+        let facts: String
+    }
+
+    /// Rows laid out together, in columns that line up: the status column as wide as the
+    /// widest status among them, the titles 32 columns; status before the facts, which vary
+    /// most in length. On a terminal too narrow for the widest row, the titles give up room
+    /// first (down to 16), then a row's facts are cut: a row never wraps. Lists indent rows by
+    /// 2, which the width allows for.
+    func laidOut(_ rows: [ListRow]) -> [String] {
+        let statusWidth = rows.map { $0.status.terminalColumns }.max() ?? 0
+        // Indent; mark, id and status, each with the space after it; the space after the title.
+        let fixed = 2 + 2 + idWidth + 1 + statusWidth + 1 + 1
         var titleWidth = 32
-        var shownFacts = facts
         if let columns {
-            // Indent; mark, id and status, each with the space after it; the space after the title.
-            let fixed = 2 + 2 + idWidth + 1 + shownStatus.terminalColumns + 1 + 1
-            let factsWidth = facts.terminalColumns
-            titleWidth = max(16, min(titleWidth, columns - fixed - factsWidth))
-            let room = columns - fixed - titleWidth
-            if factsWidth > room { shownFacts = room > 1 ? fitted(facts, room) : "" }
+            let widestFacts = rows.map { $0.facts.terminalColumns }.max() ?? 0
+            titleWidth = max(16, min(titleWidth, columns - fixed - widestFacts))
         }
-        return "\(mark) \(style.cyan(padded(id, idWidth))) \(fitted(title, titleWidth)) \(paint(shownStatus)) \(style.dim(shownFacts))"
+        return rows.map { row in
+            var shownFacts = row.facts
+            if let columns {
+                let room = columns - fixed - titleWidth
+                if row.facts.terminalColumns > room { shownFacts = room > 1 ? fitted(row.facts, room) : "" }
+            }
+            return "\(row.mark) \(style.cyan(padded(row.id, idWidth))) \(fitted(row.title, titleWidth)) "
+                + "\(row.paint(padded(row.status, statusWidth))) \(style.dim(shownFacts))"
+        }
     }
 
     func contentLines(_ content: JSONValue, indent: String) -> [String] {
@@ -280,7 +291,7 @@ struct PlayView {
     /// The full card of a challenge or reward.
     func show(_ id: String) -> [String]? {
         if let challenge = json["challenges"]?[id] {
-            var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")"), challengeRow(id, challenge)]
+            var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")")] + laidOut([challengeRow(id, challenge)])
                 + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)
             if let optionB = challenge["option_b"], !optionB.isNull {
                 lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
@@ -296,7 +307,7 @@ struct PlayView {
             return lines
         }
         if let reward = json["rewards"]?[id] {
-            var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")"), rewardRow(id, reward)]
+            var lines = [style.bold("\(id) · \(reward["title"]?.stringValue ?? "")")] + laidOut([rewardRow(id, reward)])
                 + wrapped(reward["teaser"]?.stringValue ?? "", indent: "  ", columns: columns)
             if let content = reward["content"] {
                 lines += contentLines(content, indent: "  ")

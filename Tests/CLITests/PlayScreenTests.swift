@@ -57,4 +57,21 @@ import Testing
         #expect(starts.count == 3 && Set(starts).count == 1, "\(board.out)")
         #expect(board.out.contains("done (forced)") && board.out.contains("done (option B)"))
     }
+
+    /// On a terminal narrower than the widest row, the titles of every row give up the same
+    /// room: the columns still line up.
+    @Test func aNarrowTerminalShortensEveryTitleAlike() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        for columns in ["60", "80"] {
+            let board = try BQProcess.run(["play"] + server.address + ["--character", "mia", "board"], home: home,
+                                          environment: ["COLUMNS": columns])
+            #expect(board.status == 0, "\(board.err)")
+            let rows = board.out.split(separator: "\n").filter { $0.contains(" open ") }
+            let statusColumns = Set(rows.compactMap { row in row.range(of: " open ").map { row.distance(from: row.startIndex, to: $0.lowerBound) } })
+            #expect(rows.count == 15 && statusColumns.count == 1, "at \(columns) columns:\n\(board.out)")
+            #expect(rows.allSatisfy { $0.count <= Int(columns)! }, "no row wraps at \(columns) columns:\n\(board.out)")
+        }
+    }
 }
