@@ -76,11 +76,11 @@ struct LineEdit {
         case 0x04: return typed.isEmpty ? .endOfInput : .none
         case 0x7F, 0x08:
             guard !typed.isEmpty else { return .none }
-            // The last character's bytes; text that is not UTF-8 loses a byte at a time.
+            // The last character's bytes; in text that is not all UTF-8, the last scalar's.
             if let valid = String(validating: typed, as: UTF8.self), let last = valid.last {
                 typed.removeLast(String(last).utf8.count)
             } else {
-                typed.removeLast()
+                while let removed = typed.popLast(), removed & 0xC0 == 0x80, !typed.isEmpty {}
             }
             return .redraw
         case 0x15:

@@ -240,7 +240,7 @@ final class PlaySession: @unchecked Sendable {
                 terminal.line(lateReplyLine(op, result, style: style))
             case .sessionLost(let reason):
                 // No prompt under this line: nothing typed there will be read.
-                terminal.abandonTyping()
+                terminal.endInput()
                 terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
                 updateFile { $0.token = nil; $0.sessionEnded = reason }
                 // Nothing works without a session, and the main thread is blocked reading input.

@@ -141,8 +141,9 @@ struct PlayView {
 
     func rewardsList(withContents: Bool = true) -> [String] {
         var lines = [style.bold("Rewards")]
-        let rows = laidOut(rewards.map { rewardRow($0.0, $0.1) })
-        for ((_, reward), row) in zip(rewards, rows) {
+        let listed = rewards
+        let rows = laidOut(listed.map { rewardRow($0.0, $0.1) })
+        for ((_, reward), row) in zip(listed, rows) {
             lines.append("  " + row)
             if withContents, myRole == "birthday" || reward["unlocked"]?.boolValue == true, let content = reward["content"] {
                 lines += contentLines(content, indent: "        ")

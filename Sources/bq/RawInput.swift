@@ -2,20 +2,22 @@ import Foundation
 
 /// Standard input's terminal with its line discipline set aside while `LineEdit` edits a line:
 /// no echo, no line buffering, no keys that send signals (Ctrl-C and Ctrl-Z arrive as bytes).
-/// Between lines (a command running) it stays quiet, no echo and no line buffering, but with
-/// the signal keys back: what is typed meanwhile waits, unshown, for the next prompt (where the
+/// Between lines (a command running) it stays quiet, no echo and no line buffering, with Ctrl-C
+/// back as a signal: what is typed meanwhile waits, unshown, for the next prompt (where the
 /// editor shows it), instead of being echoed among the command's output and the live news.
-/// Output processing is left alone, so "\n" still starts a new line. The terminal's settings
-/// are put back by `leave()`, at exit (`exit(3)` from the reader thread included), and before
-/// a signal ends the process (a crash included), so that a shell is never left without its echo.
+/// (Ctrl-Z stays a byte then too, so that it always goes through `suspend()`, which gives the
+/// shell its terminal back while stopped.) Output processing is left alone, so "\n" still
+/// starts a new line. The terminal's settings are put back by `leave()`, at exit (`exit(3)`
+/// from the reader thread included), and before a signal ends the process (a crash included),
+/// so that a shell is never left without its echo.
 ///
 /// Main thread only, but for the exit and signal paths, which read `RawState` alone.
 enum RawInput {
     /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
     /// process is exiting.
     static func enter() -> Bool {
-        guard RawState.flags[exiting] == 0 else { return false }
-        if RawState.flags[active] == 0 {
+        guard RawState.flags[Flag.exiting] == 0 else { return false }
+        if RawState.flags[Flag.active] == 0 {
             guard tcgetattr(STDIN_FILENO, RawState.saved) == 0 else { return false }
             installRestorers()
         }
@@ -24,7 +26,7 @@ enum RawInput {
 
     /// Between lines: see the type's comment. Only after `enter()`.
     static func quiet() {
-        guard RawState.flags[active] != 0 else { return }
+        guard RawState.flags[Flag.active] != 0 else { return }
         _ = set(signalKeys: true)
     }
 
@@ -34,20 +36,33 @@ enum RawInput {
         withUnsafeMutableBytes(of: &raw.c_cc) { characters in
             characters[Int(VMIN)] = 1
             characters[Int(VTIME)] = 0
+            characters[Int(VSUSP)] = 0  // _POSIX_VDISABLE: Ctrl-Z is a byte for the editor
         }
+        // Marked first: a signal from here on puts the saved settings back.
+        RawState.flags[Flag.active] = 1
+        RawState.flags[Flag.typing] = signalKeys ? 0 : 1
         // TCSANOW, not TCSAFLUSH: what was typed ahead while a command ran is the next line.
-        guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return false }
-        RawState.flags[active] = 1
-        RawState.flags[typing] = signalKeys ? 0 : 1
+        guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else {
+            leave()
+            return false
+        }
+        // The process began exiting meanwhile (another thread): its restore may have run first.
+        if RawState.flags[Flag.exiting] != 0 { leave() }
         return true
     }
 
     /// Puts the terminal back as `enter()` found it. Idempotent.
     static func leave() {
-        guard RawState.flags[active] != 0 else { return }
-        RawState.flags[active] = 0
-        RawState.flags[typing] = 0
+        guard RawState.flags[Flag.active] != 0 else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
+        RawState.flags[Flag.active] = 0
+        RawState.flags[Flag.typing] = 0
+    }
+
+    /// The line being typed was dropped from the screen (the process is ending): nothing to
+    /// put a new line after at exit.
+    static func typingDropped() {
+        RawState.flags[Flag.typing] = 0
     }
 
     /// Ctrl-C: what it has always done to `bq play` and the console, end the process, with the
@@ -59,8 +74,8 @@ enum RawInput {
         exit(130)
     }
 
-    /// Ctrl-Z: stops the process as the terminal driver would have; raw input again once the
-    /// shell continues it.
+    /// Ctrl-Z: stops the process as the terminal driver would have, the terminal given back to
+    /// the shell meanwhile; raw input again once the shell continues it.
     static func suspend() {
         leave()
         raise(SIGTSTP)
@@ -71,50 +86,54 @@ enum RawInput {
     private static let fatalSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
 
     private static func installRestorers() {
-        guard RawState.flags[installed] == 0 else { return }
-        RawState.flags[installed] = 1
+        guard RawState.flags[Flag.installed] == 0 else { return }
+        RawState.flags[Flag.installed] = 1
         atexit {
             // Another thread may exit (a session ended by the server) while this one edits.
-            RawState.flags[exiting] = 1
-            guard RawState.flags[active] != 0 else { return }
-            RawState.flags[active] = 0
+            RawState.flags[Flag.exiting] = 1
+            guard RawState.flags[Flag.active] != 0 else { return }
             tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-            if RawState.flags[typing] != 0 {
+            RawState.flags[Flag.active] = 0
+            if RawState.flags[Flag.typing] != 0 {
                 // A line half typed stays on the screen; the shell's prompt goes below it.
                 var newline: UInt8 = 0x0A
                 _ = write(STDOUT_FILENO, &newline, 1)
             }
         }
         for number in fatalSignals {
-            var existing = sigaction()
-            sigaction(number, nil, &existing)
+            let previous = RawState.previousActions + Int(number)
+            sigaction(number, nil, previous)
             // A signal the process was started with ignored (nohup) stays ignored.
-            if unsafeBitCast(existing.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+            if unsafeBitCast(previous.pointee.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
                 continue
             }
             signal(number) { number in
-                // A signal handler: only async-signal-safe calls (tcsetattr, signal, raise), on
-                // memory that needs no initialisation. A fault's signal, raised again here, is
-                // blocked until the handler returns; the faulting instruction then raises it
-                // once more, to the default action.
-                if RawState.flags[active] != 0 {
+                // A signal handler: only async-signal-safe calls, on memory set up before it was
+                // installed. The terminal is not touched from a background process group (a
+                // stopped job killed from the shell would be stopped again by SIGTTOU); a
+                // terminal that is no one's controlling terminal has no such groups.
+                let foreground = tcgetpgrp(STDIN_FILENO)
+                if RawState.flags[Flag.active] != 0, foreground == -1 || foreground == getpgrp() {
                     tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-                    if RawState.flags[typing] != 0 {
+                    if RawState.flags[Flag.typing] != 0 {
                         // The shell's prompt goes below the typing, not after it.
                         var newline: UInt8 = 0x0A
                         _ = write(STDOUT_FILENO, &newline, 1)
                     }
                 }
-                signal(number, SIG_DFL)
+                // What handled it before (the default, or the Swift runtime's backtracer for a
+                // crash) gets it next: raised again here, or, for a fault, when the faulting
+                // instruction runs again once this handler returns.
+                sigaction(number, RawState.previousActions + Int(number), nil)
                 raise(number)
             }
         }
     }
 }
 
-/// What the exit and signal paths read: plain memory, allocated before any of them is
-/// installed, so that reading it in a signal handler runs no lazy initialisation and no
-/// exclusivity check.
+/// What the exit and signal paths read: plain memory, touched by `enter()` (which runs these
+/// lazy initialisers) before any of those paths is installed, so that a signal handler reading
+/// it runs no initialisation and no exclusivity check.
 private enum RawState {
     /// The settings to put back.
     nonisolated(unsafe) static let saved: UnsafeMutablePointer<termios> = {
@@ -122,19 +141,29 @@ private enum RawState {
         memory.initialize(to: termios())
         return memory
     }()
-    /// Indexed by `active`, `exiting`, `installed` and `typing`.
+    /// Indexed by `Flag`.
     nonisolated(unsafe) static let flags: UnsafeMutablePointer<Int32> = {
-        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
-        memory.initialize(repeating: 0, count: 4)
+        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: Flag.count)
+        memory.initialize(repeating: 0, count: Flag.count)
+        return memory
+    }()
+    /// Each fatal signal's action before ours, indexed by signal number.
+    nonisolated(unsafe) static let previousActions: UnsafeMutablePointer<sigaction> = {
+        let memory = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+        memory.initialize(repeating: sigaction(), count: 65)
         return memory
     }()
 }
 
-/// Raw input is set.
-private let active = 0
-/// The process is exiting: raw input must not start again.
-private let exiting = 1
-/// The exit and signal paths are in place.
-private let installed = 2
-/// A line is being edited (the signal keys are off).
-private let typing = 3
+/// The indices of `RawState.flags`.
+private enum Flag {
+    /// Raw (or quiet) input is set.
+    static let active = 0
+    /// The process is exiting: raw input must not start again.
+    static let exiting = 1
+    /// The exit and signal paths are in place.
+    static let installed = 2
+    /// A line is being edited (the signal keys are off).
+    static let typing = 3
+    static let count = 4
+}

@@ -10,6 +10,8 @@ final class Terminal: @unchecked Sendable {
     private let lock = NSLock()
     /// The line being typed, and the prompt before it, while `readLine(prompt:)` edits it.
     private var editing: Editing?
+    /// No more typing will be read (the process is ending): no prompt is drawn again.
+    private var inputEnded = false
 
     private struct Editing {
         let prompt: String
@@ -77,6 +79,7 @@ final class Terminal: @unchecked Sendable {
         }
         defer { RawInput.quiet() }
         lock.withLock {
+            guard !inputEnded else { return }
             editing = Editing(prompt: prompt)
             writeOut(prompt)
         }
@@ -174,16 +177,20 @@ final class Terminal: @unchecked Sendable {
         return row
     }
 
-    /// A line being typed is dropped from the screen and forgotten: the process is ending.
-    func abandonTyping() {
+    /// The process is ending and nothing typed will be read: the line being typed is dropped
+    /// from the screen, and no prompt is drawn again.
+    func endInput() {
         lock.withLock {
             if let editing { clear(editing) }
             editing = nil
+            inputEnded = true
+            RawInput.typingDropped()
         }
     }
 
     /// Holding `lock`.
     private func draw(_ shown: Editing) {
+        guard !inputEnded else { return }
         writeOut(shown.prompt)
         FileHandle.standardOutput.write(Data(shown.edit.typed))
     }
@@ -241,7 +248,7 @@ final class Terminal: @unchecked Sendable {
         guard Self.stdinIsTerminal else { return }
         lock.lock()
         defer { lock.unlock() }
-        guard editing == nil else { return }
+        guard editing == nil, !inputEnded else { return }
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 

@@ -23,8 +23,8 @@ import Testing
 
         mia.type("ami\r")
         #expect(mia.screen.waitFor("You are Mia (birthday)."), "the whole line was sent: \(mia.screen.text.debugDescription)")
-        // Keys are the editor's once the next prompt is drawn (while a command runs, the terminal
-        // driver has them). Backspace takes back a character; cursor keys are ignored.
+        // Keys are the editor's once the next prompt is drawn (typed while a command runs, they
+        // wait for it). Backspace takes back a character; cursor keys are ignored.
         #expect(mia.screen.waitFor("> "))
         mia.type("pointz\u{7F}")
         #expect(mia.screen.waitFor("\r\u{1B}[J> point"), "the line drawn again without the z: \(mia.screen.text.debugDescription)")
@@ -55,7 +55,7 @@ import Testing
         mia.type("half a comm")
         #expect(mia.screen.waitFor("half a comm"))
         mia.type("\u{03}")
-        _ = mia.waitForExit()
+        try #require(mia.waitForExit() != nil)
         #expect(mia.process.terminationReason == .uncaughtSignal && mia.process.terminationStatus == SIGINT,
                 "ended by SIGINT, as before")
         let modes = try #require(mia.localModes())
@@ -105,6 +105,41 @@ import Testing
         #expect(mia.waitForExit() == 0)
     }
 
+    /// SIGINT (what Ctrl-C sends while a command waits for the server: the terminal's signal
+    /// keys are on then) still ends `bq play` at once, and gives the terminal back. (This
+    /// pseudo-terminal is no one's controlling terminal, so the test sends the signal itself.)
+    @Test func anInterruptWhileACommandRunsEndsPlayAndGivesTheTerminalBack() throws {
+        let release = DispatchSemaphore(value: 0)
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+            case "discover_secrets":
+                _ = release.wait(timeout: .now() + 20)
+                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+        defer {
+            release.signal()
+            fake.stop()
+        }
+        let mia = try TerminalProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
+        mia.type("discover\r")
+        #expect(mia.waitForLocalModes { $0 & tcflag_t(ISIG) != 0 && $0 & tcflag_t(ECHO) == 0 })
+        kill(mia.process.processIdentifier, SIGINT)
+        try #require(mia.waitForExit() != nil)
+        #expect(mia.process.terminationReason == .uncaughtSignal && mia.process.terminationStatus == SIGINT)
+        let modes = try #require(mia.localModes())
+        #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0 && modes & tcflag_t(ISIG) != 0)
+    }
+
     /// A wide character that does not fit at a row's end goes to the next row whole: the rows
     /// to clear before printing news count it so.
     @Test func aWideCharacterWrappedWholeIsClearedWithItsRows() throws {
@@ -115,7 +150,7 @@ import Testing
         #expect(mia.screen.waitFor("> "))
         // "> " and 77 x fill 79 columns; the cake takes the next row's first two; 79 y run onto a third.
         mia.type(String(repeating: "x", count: 77) + "🎂" + String(repeating: "y", count: 79))
-        #expect(mia.screen.waitFor("yyyy"))
+        #expect(mia.screen.waitFor(String(repeating: "y", count: 79)), "all of it read before the news")
         let adjust = try BQProcess.run(["admin", "adjust-points", "10", "--reason", "karaoke"] + server.adminFlags)
         #expect(adjust.status == 0, "\(adjust.err)")
         #expect(mia.screen.waitFor("\r\u{1B}[2A\u{1B}[J"), "two rows up, not one: \(mia.screen.text.suffix(300).debugDescription)")

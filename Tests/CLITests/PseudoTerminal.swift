@@ -14,6 +14,7 @@ final class TerminalProcess: @unchecked Sendable {
     private let exited: DispatchSemaphore
 
     init(_ arguments: [String], home: URL, columns: UInt16 = 80) throws {
+        let executable = try bqExecutable()
         // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
         // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
         // (TIOCGPTN). The request numbers are _IOW('T', 0x31, int) and _IOR('T', 0x30, uint).
@@ -36,7 +37,7 @@ final class TerminalProcess: @unchecked Sendable {
         }
         let slave = FileHandle(fileDescriptor: slaveDescriptor, closeOnDealloc: true)
         let process = Process()
-        process.executableURL = try bqExecutable()
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
         var environment = ProcessInfo.processInfo.environment
