@@ -5,6 +5,26 @@ import Testing
 /// is printed above the typing and the typing shown again below, instead of landing in the
 /// middle of it. The terminal is given back as it was found.
 @Suite struct LineEditingTests {
+    /// A server for Mia whose answer to `discover_secrets` waits until `release` is signalled:
+    /// a command that runs for as long as the test wants.
+    private static func slowToDiscover(_ release: DispatchSemaphore) -> FakeServer {
+        FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+            case "discover_secrets":
+                _ = release.wait(timeout: .now() + 20)
+                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": true, "version": 1, "result": [:]]]
+            }
+        }
+    }
+
     @Test func newsArrivingWhileTypingGoesAboveTheTyping() throws {
         let server = try ServerProcess()
         defer { server.stop() }
@@ -66,22 +86,7 @@ import Testing
     /// the news: it waits, unshown, and the next prompt shows it, ready to edit.
     @Test func keysTypedWhileACommandRunsWaitForTheNextPrompt() throws {
         let release = DispatchSemaphore(value: 0)
-        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "claim":
-                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
-            case "discover_secrets":
-                // A slow server: the answer waits for the test.
-                _ = release.wait(timeout: .now() + 20)
-                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
-            default:
-                return [["id": id, "ok": true, "version": 1, "result": [:]]]
-            }
-        }
+        let fake = Self.slowToDiscover(release)
         defer { fake.stop() }
         let mia = try TerminalProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
         #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
@@ -110,21 +115,7 @@ import Testing
     /// pseudo-terminal is no one's controlling terminal, so the test sends the signal itself.)
     @Test func anInterruptWhileACommandRunsEndsPlayAndGivesTheTerminalBack() throws {
         let release = DispatchSemaphore(value: 0)
-        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "claim":
-                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
-            case "discover_secrets":
-                _ = release.wait(timeout: .now() + 20)
-                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
-            default:
-                return [["id": id, "ok": true, "version": 1, "result": [:]]]
-            }
-        }
+        let fake = Self.slowToDiscover(release)
         defer {
             release.signal()
             fake.stop()

@@ -23,13 +23,8 @@ import Testing
         for round in 0..<20 {
             // Twenty commits in one write, then at once a discovery that finds nothing and has no
             // `idem`: decided while the commits are pending, it waits for them.
-            var batch = ""
-            for index in 0..<20 {
-                batch += JSONValue.object(["id": .int(10_000 + round * 100 + index), "op": "adjust_points",
-                                           "delta": 1, "reason": .string("round \(round)")]).serialized() + "\n"
-            }
             let before = mia.mirrorVersion
-            try admin.sendRaw(Array(batch.utf8))
+            try admin.sendAdjustments(20, firstID: 10_000 + round * 100, reason: "round \(round)")
             let reply = try mia.ok("discover_secrets")
             #expect(reply["result"]?["found"] == 0)
             if (reply["version"]?.intValue ?? 0) > before { answeredBehindCommits += 1 }
@@ -58,12 +53,7 @@ import Testing
         var beyond: [String] = []
         var listed = 0
         for round in 0..<40 {
-            var batch = ""
-            for index in 0..<20 {
-                batch += JSONValue.object(["id": .int(10_000 + round * 100 + index), "op": "adjust_points",
-                                           "delta": 1, "reason": .string("round \(round)")]).serialized() + "\n"
-            }
-            try writer.sendRaw(Array(batch.utf8))
+            try writer.sendAdjustments(20, firstID: 10_000 + round * 100, reason: "round \(round)")
             // Asked again and again while the batch is on its way to disk.
             for _ in 0..<5 {
                 let reply = try reader.ok("events", ["after": .int(max(0, round * 20 - 5)), "limit": 1000])

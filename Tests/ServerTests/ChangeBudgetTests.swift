@@ -57,12 +57,8 @@ import Testing
         try sam.ok("claim", ["character": "sam", "device": "phone"])
         let admin = try server.connect()
         try admin.signInAsAdmin()
-        var batch = ""
-        for id in 0..<50 {
-            batch += JSONValue.object(["id": .int(5_000 + id), "op": "adjust_points", "delta": 1, "reason": "bonus"]).serialized() + "\n"
-        }
-        try sam.sendRaw(Array(batch.utf8))
-        try admin.sendRaw(Array(batch.utf8))
+        try sam.sendAdjustments(50, firstID: 5_000, reason: "bonus")
+        try admin.sendAdjustments(50, firstID: 5_000, reason: "bonus")
         #expect(try Self.replies(sam, 50).allSatisfy { $0["ok"] == true })
         #expect(try Self.replies(admin, 50).allSatisfy { $0["ok"] == true })
     }

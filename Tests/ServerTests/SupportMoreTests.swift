@@ -6,6 +6,17 @@ import UV
 // untouched; names carry no prefix clash with it.
 
 extension TestClient {
+    /// `count` `adjust_points +1` requests with ids from `firstID`, in one write, unanswered yet:
+    /// commits on their way to disk while the test does something else.
+    func sendAdjustments(_ count: Int, firstID: Int, reason: String) throws {
+        var batch = ""
+        for index in 0..<count {
+            batch += JSONValue.object(["id": .int(firstID + index), "op": "adjust_points", "delta": 1,
+                                       "reason": .string(reason)]).serialized() + "\n"
+        }
+        try sendRaw(Array(batch.utf8))
+    }
+
     /// Signs this connection in as the admin console, of `game` when given.
     @discardableResult
     func signInAsAdmin(game: String? = nil) throws -> JSONValue {
