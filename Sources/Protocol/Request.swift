@@ -1,7 +1,7 @@
 import Domain
 import JSON
 
-/// A request's `id`: echoed verbatim in its reply.
+/// A request's `id`: echoed in its reply (a string verbatim; an integer written `7.0` comes back `7`).
 public enum RequestID: Sendable, Hashable {
     case int(Int)
     case string(String)

@@ -10,6 +10,7 @@ public enum RequestDecoder {
         let id: RequestID
         switch fields["id"] {
         case .int(let number)?: id = .int(number)
+        case .double(let number)? where wholeNumber(number) != nil: id = .int(wholeNumber(number)!)
         case .string(let text)?: id = .string(text)
         case nil, .null?:
             return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Missing field `id` (a string or an integer)")))
@@ -107,6 +108,14 @@ public enum RequestDecoder {
     }
 }
 
+/// The integer a number written with a fraction or an exponent (`2.0`, `2e0`) stands for. Only
+/// up to 2^53, where a double still holds every integer: a bigger one may not be what was written
+/// (the parser keeps no more than a double of a number that is not a plain 64-bit integer).
+func wholeNumber(_ number: Double) -> Int? {
+    guard number.magnitude <= 0x1p53, number == number.rounded(.towardZero) else { return nil }
+    return Int(number)
+}
+
 /// Typed access to a request's fields; every error names the field and what it must be.
 struct Arguments {
     let fields: [String: JSONValue]
@@ -143,8 +152,18 @@ struct Arguments {
         return value
     }
 
+    /// JSON has numbers, not integers: `2.0` and `2e0` are the integer 2, as a client's library
+    /// may write it. A bigger whole number than `wholeNumber` takes is out of every range here,
+    /// and said so (not called the wrong type).
     func optionalInt(_ key: String, _ range: ClosedRange<Int>, allowed: [Int]? = nil) throws(ProtocolError) -> Int? {
-        switch fields[key] {
+        var value = fields[key]
+        if case .double(let number)? = value, number.isFinite, number == number.rounded(.towardZero) {
+            guard let exact = wholeNumber(number) else {
+                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+            }
+            value = .int(exact)
+        }
+        switch value {
         case nil, .null?: return nil
         case .int(let number)?:
             if let allowed, !allowed.contains(number) {
