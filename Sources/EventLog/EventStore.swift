@@ -35,6 +35,12 @@ public final class EventStore {
         }
     }
 
+    /// How long a statement waits for another connection's lock before it fails with
+    /// SQLITE_BUSY; 0 fails at once. Set at opening from `StoreOptions.busyTimeoutMilliseconds`.
+    public func setBusyTimeout(milliseconds: Int32) {
+        connection.setBusyTimeout(milliseconds: milliseconds)
+    }
+
     private func configure() throws(StorageError) {
         connection.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
         // The first statement to read the file: a file that is not a database fails here.

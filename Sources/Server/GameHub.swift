@@ -236,10 +236,18 @@ final class GameHub {
 
     /// A retry of a committed command gets its first answer, read back from the log: memory
     /// keeps only each key's digest and version, which is what bounds it per remembered key.
+    ///
+    /// When that answer cannot be had, the refusal says the change was made: a person told only
+    /// that "nothing was committed" would make it again, under a new key, and twice.
     private func replay(_ request: Request, key: IdempotencyKey, version: Int, target: ReplyTarget) {
-        guard let reply = server.storedReply(game: name, key: key, version: version) else {
+        let reply: String
+        switch server.storedReply(game: name, key: key, version: version) {
+        case .found(let text): reply = text
+        case .unreadableNow:
             return target.error(request.id, ProtocolError(.unavailable,
-                "The first answer to this request cannot be read back right now; nothing was committed, try again"))
+                "This change was already made, at version \(version), but its first answer cannot be read back right now: "
+                + "do not make it again; send this same request (same idem key) later for its answer"))
+        case .missing: return target.error(request.id, unreadableAnswer(version: version))
         }
         // The stored text is the first answer's own bytes: sent as they are, so a retry sees the
         // very same result, once they are known to be JSON.
@@ -247,10 +255,13 @@ final class GameHub {
         guard (try? JSONParser.parse(bytes)) != nil else {
             // Only a log edited by hand gets here: say so rather than invent an answer.
             server.logger.critical("a stored reply is not JSON", metadata: ["game": "\(name)", "version": "\(version)"])
-            return target.error(request.id, ProtocolError(.internal,
-                "The first answer to this request is unreadable in the log; it was applied once, at version \(version)"))
+            return target.error(request.id, unreadableAnswer(version: version))
         }
         target.ok(request.id, version: version, encodedResult: bytes, replayed: true)
+    }
+
+    private func unreadableAnswer(version: Int) -> ProtocolError {
+        ProtocolError(.internal, "The first answer to this request is missing or unreadable in the log; it was applied once, at version \(version)")
     }
 
     private func mismatch(_ request: Request) -> ProtocolError {

@@ -160,18 +160,27 @@ extension GameServer {
     }
 
     /// The reply of a committed keyed command, from its idempotency record in the log.
-    func storedReply(game: String, key: IdempotencyKey, version: Int) -> String? {
+    func storedReply(game: String, key: IdempotencyKey, version: Int) -> StoredReply {
         do {
-            let reply = try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version))
-            if reply == nil {
+            guard let reply = try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version)) else {
                 // Memory says the record was committed; a log without it has been changed under us.
                 logger.critical("a remembered idempotency record is missing from the log",
                                 metadata: ["game": "\(game)", "version": "\(version)"])
+                return .missing
             }
-            return reply
+            return .found(reply)
         } catch {
             logger.error("cannot read a stored reply", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
-            return nil
+            return .unreadableNow
         }
     }
+}
+
+/// What the log gives back for a retry of a committed keyed command.
+enum StoredReply {
+    case found(String)
+    /// Not in the log: only a log changed by hand gets here, and trying again will not help.
+    case missing
+    /// The log could not be read at this moment (storage failed); it may be read later.
+    case unreadableNow
 }

@@ -139,6 +139,10 @@ public final class GameServer {
             if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
+        // From here this connection reads on the loop thread (`events`, replays), which must
+        // never sleep on a lock: a read that finds the log busy is answered `unavailable` at once
+        // rather than holding every connection's updates back for the busy timeout.
+        store.setBusyTimeout(milliseconds: 0)
         reader = store
         writer = try EventWriter(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
                                  maxBatchRequests: config.maxBatchRequests, onCheckpoint: { [logger] in Self.log($0, to: logger) })
