@@ -93,9 +93,11 @@ public final class TCPConnection: HandleOwner {
 
     // MARK: Reading
 
-    /// Delivers received bytes to `onRead` until `stopReading()` or close.
+    /// Delivers received bytes to `onRead` until `stopReading()` or close. After the peer's end
+    /// of file there is nothing more to read, and this does nothing: libuv would start reading
+    /// again and report the end again, on every loop turn.
     public func startReading() {
-        guard state == .open, !isReading else { return }
+        guard state == .open, !isReading, !peerSentEOF else { return }
         readIntoLoopBuffer()
     }
 

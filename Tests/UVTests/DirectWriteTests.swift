@@ -221,4 +221,43 @@ struct ReadingWhileClosingTests {
         expectLoopClosesCleanly(loop)
         #expect(closedOnPeersEOF.withLock { $0 }, "the server closed only at its linger deadline")
     }
+
+    /// A server that pauses reading while it is busy resumes it when the work is done, and the
+    /// end of the stream can come in between. libuv reads a stream past its end again if asked
+    /// (and reports the end again, every loop turn): resuming then must do nothing.
+    @Test("startReading after the peer's end of file does nothing: one end of file, and what is owed still arrives")
+    func startReadingAfterEndOfFileIsHarmless() throws {
+        let loop = try EventLoop()
+        var endsOfFile = 0
+        var serverSide: TCPConnection?
+        let peerReadTheReply = try AsyncWakeup(loop: loop) { serverSide?.closeAfterFlush() }
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            serverSide = connection
+            connection.onRead = { _ in }
+            connection.onClose = { _ in peerReadTheReply.close() }
+            connection.onEOF = {
+                endsOfFile += 1
+                connection.startReading()
+                if endsOfFile == 1 { connection.write(Array("owed\n".utf8)) }
+            }
+            connection.startReading()
+        }
+        let received = Locked<[String]>([])
+        onNewThread {
+            if let socket = try? BlockingLineSocket(host: "127.0.0.1", port: port) {
+                try? socket.sendLine("request")
+                socket.shutdownWrite()
+                while let line = try? socket.readLine(timeoutMilliseconds: 10_000) {
+                    received.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+                    // Loop turns have passed since the server's end of file: any repeat came.
+                    peerReadTheReply.send()
+                }
+                socket.close()
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(received.withLock { $0 } == ["owed"])
+        #expect(endsOfFile == 1)
+    }
 }
