@@ -95,7 +95,11 @@ final class PlaySession: @unchecked Sendable {
             say([style.yellow("Your last session\(who) was ended by the server: \(ended.reason.terminalSafe).")])
             updateFile { $0.sessionEnded = nil; $0.character = nil }
         }
-        if let saved, character == nil || character == file.character {
+        // Under the lock: the reader thread rewrites the file when the server ends the session.
+        fileLock.lock()
+        let savedCharacter = file.character
+        fileLock.unlock()
+        if let saved, character == nil || character == savedCharacter {
             do {
                 let reply = try client.auth(token: saved)
                 // A greeting for a person; a script's output is its commands' results.
