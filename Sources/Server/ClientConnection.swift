@@ -48,7 +48,7 @@ final class ClientConnection {
         self.hub = hub
         self.framer = LineFramer(maxLineBytes: server.config.limits.maxLineBytes)
         self.requestTokens = TokenBucket(perSecond: server.config.limits.requestsPerSecond, now: server.loop.nowMilliseconds)
-        self.lastActivity = server.idleNow
+        self.lastActivity = server.steadyNow
     }
 
     var viewer: Viewer? { subscribed ? identity?.viewer : nil }
@@ -70,7 +70,7 @@ final class ClientConnection {
 
     private func received(_ bytes: [UInt8]) {
         guard !isClosing else { return }
-        lastActivity = server.idleNow
+        lastActivity = server.steadyNow
         for line in framer.feed(bytes) {
             guard !isClosing else { return }
             switch line {

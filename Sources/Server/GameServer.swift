@@ -19,7 +19,7 @@ public final class GameServer {
     let loop: EventLoop
     let logger: Logger
     let clock: @Sendable () -> Millis
-    private let idleClock: (@Sendable () -> UInt64)?
+    private let steadyClock: (@Sendable () -> UInt64)?
     private(set) var hubs: [String: GameHub] = [:]
     private let writer: EventWriter
     /// Held from start-up until `run()` returns, after the writer has closed the log.
@@ -76,14 +76,15 @@ public final class GameServer {
     /// Thread-safe: asks the loop to shut down as SIGTERM would.
     public private(set) var stopper: ServerStopper!
 
-    /// `clock` stamps events (wall time); `idleClock`, in milliseconds from any start, times
-    /// idle connections and is the loop's monotonic clock unless a test brings its own.
+    /// `clock` stamps events (wall time); `steadyClock`, in milliseconds from any start, times
+    /// idle connections and guess lockouts (which a wall clock stepped by NTP or a laptop's
+    /// sleep would stretch or lift), and is the loop's monotonic clock unless a test brings its own.
     public init(config: ServerConfig, logger: Logger, clock: @escaping @Sendable () -> Millis = GameServer.wallClock,
-                idleClock: (@Sendable () -> UInt64)? = nil) throws {
+                steadyClock: (@Sendable () -> UInt64)? = nil) throws {
         self.config = config
         self.logger = logger
         self.clock = clock
-        self.idleClock = idleClock
+        self.steadyClock = steadyClock
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
         let seed = GameLoader.Seed(path: config.seedPath)
@@ -442,12 +443,12 @@ public final class GameServer {
         handAppendsToWriter()
     }
 
-    /// Now, for idle timing.
-    var idleNow: UInt64 { idleClock?() ?? loop.nowMilliseconds }
+    /// Now, for idle timing and guess lockouts: never steps back or jumps with the wall clock.
+    var steadyNow: UInt64 { steadyClock?() ?? loop.nowMilliseconds }
 
     private func closeIdleConnections() {
         let limit = UInt64(config.limits.idleTimeoutSeconds) * 1000
-        let now = idleNow
+        let now = steadyNow
         for connection in connections.values where now &- connection.lastActivity > limit && !connection.hasRequestsInFlight {
             connection.sayGoodbye(.idleTimeout)
         }

@@ -14,7 +14,7 @@ import Testing
         defer { dir.remove() }
         let now = LockedBox<UInt64>(0)
         let server = try ServerHarness(dataDirectory: dir.path, configure: { $0.limits.idleTimeoutSeconds = 10 },
-                                       idleClock: { now.value })
+                                       steadyClock: { now.value })
         defer { try? server.stop() }
         let active = try server.connect()
         active.label = "active"
@@ -53,7 +53,7 @@ import Testing
             $0.limits.idleTimeoutSeconds = 1
             // Several runs of the once-a-second idle sweep happen while the commit waits.
             $0.busyTimeoutMilliseconds = 4_000
-        }, idleClock: { now.value })
+        }, steadyClock: { now.value })
         defer { try? server.stop() }
         let client = try server.connect()
         try client.signInAsAdmin()

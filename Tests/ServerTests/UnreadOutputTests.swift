@@ -102,7 +102,7 @@ import Testing
         let server = try ServerHarness(dataDirectory: dir.path, configure: {
             $0.limits.maxQueuedBytes = 4_096
             $0.limits.idleTimeoutSeconds = 10
-        }, idleClock: { now.value })
+        }, steadyClock: { now.value })
         let greedy = try server.connect(receiveBufferBytes: 4_096)
         _ = try greedy.signInAsAdmin()
         try greedy.sendRaw(Array((1...300).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))

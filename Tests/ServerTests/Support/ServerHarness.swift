@@ -61,7 +61,7 @@ final class ServerHarness: @unchecked Sendable {
 
     init(dataDirectory: String, configure: (inout ServerConfig) -> Void = { _ in },
          clock: @escaping @Sendable () -> Millis = GameServer.wallClock,
-         idleClock: (@Sendable () -> UInt64)? = nil) throws {
+         steadyClock: (@Sendable () -> UInt64)? = nil) throws {
         var config = Self.config(dataDirectory: dataDirectory)
         configure(&config)
         self.dataDirectory = dataDirectory
@@ -73,7 +73,7 @@ final class ServerHarness: @unchecked Sendable {
             let logger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
             let server: GameServer
             do {
-                server = try GameServer(config: frozen, logger: logger, clock: clock, idleClock: idleClock)
+                server = try GameServer(config: frozen, logger: logger, clock: clock, steadyClock: steadyClock)
             } catch {
                 outcome.set(.failure(HarnessError("server did not start: \(error)")))
                 started.signal()
