@@ -50,7 +50,7 @@ let package = Package(
         // Deterministic randomness for property tests and the crash child: a seed replays a history.
         .target(name: "SeededRandom", swiftSettings: strict),
         // A child process for the event log's crash tests: appends, acknowledges, gets killed.
-        .executableTarget(name: "eventlog-crash-child", dependencies: ["EventLog", "SeededRandom", "CSQLite3"], swiftSettings: strict),
+        .executableTarget(name: "eventlog-crash-child", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON", "SeededRandom"], swiftSettings: strict),

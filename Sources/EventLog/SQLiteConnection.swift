@@ -1,6 +1,6 @@
 import CSQLite3
 
-/// The only code in the project that calls `sqlite3_*`.
+/// The code that calls `sqlite3_*`, but for `FailingSyncVFS`, a failing disk for the crash tests.
 ///
 /// Threads: a connection (and every `Statement` it hands out) is opened in SQLite's multi-thread
 /// mode (`SQLITE_OPEN_NOMUTEX`): it must be used by one thread at a time. Callers confine it.

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import UV
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
 /// prints live updates while the main thread prints command results), never buffered, so a

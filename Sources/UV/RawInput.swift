@@ -11,11 +11,13 @@ import Foundation
 /// from the reader thread included), and before a signal ends the process (a crash included),
 /// so that a shell is never left without its echo.
 ///
-/// Main thread only, but for the exit and signal paths, which read `RawState` alone.
-enum RawInput {
+/// Main thread only, but for the exit and signal paths, which read `RawState` alone. It lives in
+/// this module, beside the loop's signal watchers, because its signal handlers and its `atexit`
+/// callback are C callbacks over raw memory: the project keeps those in its thin system wrappers.
+public enum RawInput {
     /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
     /// process is exiting.
-    static func enter() -> Bool {
+    public static func enter() -> Bool {
         guard RawState.flags[Flag.exiting] == 0 else { return false }
         if RawState.flags[Flag.active] == 0 {
             guard tcgetattr(STDIN_FILENO, RawState.saved) == 0 else { return false }
@@ -25,7 +27,7 @@ enum RawInput {
     }
 
     /// Between lines: see the type's comment. Only after `enter()`.
-    static func quiet() {
+    public static func quiet() {
         guard RawState.flags[Flag.active] != 0 else { return }
         _ = set(signalKeys: true)
     }
@@ -52,7 +54,7 @@ enum RawInput {
     }
 
     /// Puts the terminal back as `enter()` found it. Idempotent.
-    static func leave() {
+    public static func leave() {
         guard RawState.flags[Flag.active] != 0 else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
         RawState.flags[Flag.active] = 0
@@ -61,13 +63,13 @@ enum RawInput {
 
     /// The line being typed was dropped from the screen (the process is ending): nothing to
     /// put a new line after at exit.
-    static func typingDropped() {
+    public static func typingDropped() {
         RawState.flags[Flag.typing] = 0
     }
 
     /// Ctrl-C: what it has always done to `bq play` and the console, end the process, with the
     /// terminal given back first.
-    static func interrupt() -> Never {
+    public static func interrupt() -> Never {
         leave()
         signal(SIGINT, SIG_DFL)
         raise(SIGINT)
@@ -76,7 +78,7 @@ enum RawInput {
 
     /// Ctrl-Z: stops the process as the terminal driver would have, the terminal given back to
     /// the shell meanwhile; raw input again once the shell continues it.
-    static func suspend() {
+    public static func suspend() {
         leave()
         raise(SIGTSTP)
         _ = enter()

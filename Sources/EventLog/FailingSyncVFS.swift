@@ -8,14 +8,17 @@ import Glibc
 /// Threads and memory: for a single-threaded child only. `install()` runs once, before any
 /// connection opens; the VFS and method tables it allocates live until the process ends (SQLite
 /// keeps pointers to them). The sync callback runs on the thread that commits.
-enum FailingSyncVFS {
+///
+/// Only `eventlog-crash-child` uses it (`package` access): it sits here because its callbacks
+/// are SQLite's, and the project keeps C callbacks in its thin SQLite and libuv wrappers.
+package enum FailingSyncVFS {
     /// How many of the next WAL syncs fail.
-    nonisolated(unsafe) static var syncFailuresLeft = 0
+    nonisolated(unsafe) package static var syncFailuresLeft = 0
     nonisolated(unsafe) private static var base: UnsafeMutablePointer<sqlite3_vfs>?
     nonisolated(unsafe) private static var realWALMethods: UnsafePointer<sqlite3_io_methods>?
     nonisolated(unsafe) private static var failingWALMethods: UnsafeMutablePointer<sqlite3_io_methods>?
 
-    static func install() {
+    package static func install() {
         guard base == nil, let found = sqlite3_vfs_find(nil) else { return }
         base = found
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
