@@ -46,14 +46,6 @@ private struct Decider {
 
     // MARK: Who may do what
 
-    private var actorName: String {
-        switch context.actor {
-        case .character(let id): return state.characters[id]?.name ?? id
-        case .admin: return "The admin console"
-        case .system: return "The seeder"
-        }
-    }
-
     private func requireBirthday(_ doing: String) throws(Rejection) {
         guard state.role(of: context.actor) == .birthday else {
             throw Rejection(.forbidden, "Only the birthday person can \(doing)")

@@ -29,14 +29,6 @@ public enum Operation: Sendable, Hashable {
     case events(after: Int, limit: Int)
     /// A change to the game: decided by the domain, committed to the log.
     case mutation(Command)
-
-    /// Reads and session ops work before sign-in only for these.
-    public var isPublic: Bool {
-        switch self {
-        case .ping, .characters, .claim, .auth, .admin: return true
-        default: return false
-        }
-    }
 }
 
 public struct Request: Sendable, Hashable {
