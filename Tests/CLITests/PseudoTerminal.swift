@@ -94,7 +94,8 @@ final class TerminalProcess: @unchecked Sendable {
 
     /// Waits (up to `timeout` seconds, asking every few milliseconds) until the terminal's
     /// local modes satisfy `condition`: the child sets them when it moves between states that
-    /// show nothing on the screen.
+    /// show nothing on the screen. Polled because nothing signals a change of a terminal's
+    /// settings to the other end (no read wakes, no event is sent).
     func waitForLocalModes(timeout: Double = 20, _ condition: (tcflag_t) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
