@@ -6,7 +6,7 @@ import Testing
 /// server started away from the repository must seed the same game as one started in it.
 @Suite struct BuiltInSeedTests {
     @Test func theBuiltInSeedIsTheShippedFile() throws {
-        let file = ConfigDocsMoreTests.root.appendingPathComponent(BuiltInSeed.path)
+        let file = ConfigDocsTests.root.appendingPathComponent(BuiltInSeed.path)
         let shipped = try Data(contentsOf: file)
         #expect(Array(BuiltInSeed.text.utf8) == Array(shipped),
                 "\(BuiltInSeed.path) changed: run scripts/embed-seed.sh to build the new one in")

@@ -5,7 +5,7 @@ import Testing
 
 /// `subscribe since`: every version in the log can be resumed from, even one older than the
 /// newest snapshot; since 0 or past the current version gives a snapshot.
-@Suite struct ResumeMoreTests {
+@Suite struct ResumeTests {
     /// The last push received, which `subscribe` just consumed.
     static func lastPush(_ client: TestClient) -> JSONValue? {
         client.lines.last { $0.message["push"] != nil }?.message
@@ -118,7 +118,7 @@ import Testing
 }
 
 /// Every version in the log can be resumed from, whatever snapshots lie around it.
-@Suite struct ResumeEveryVersionMoreTests {
+@Suite struct ResumeEveryVersionTests {
     @Test func resumeFromEachVersion() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }

@@ -4,7 +4,7 @@ import Testing
 
 /// Regressions found in review: each pins a promise of PROTOCOL.md that an earlier
 /// version of the server broke under a particular sequence of requests.
-@Suite struct ReviewRegressionMoreTests {
+@Suite struct ProtocolPromiseTests {
     /// Reads lines up to `count` replies (pushes skipped) and returns their ids in order.
     private func replyIDs(_ client: TestClient, count: Int) throws -> [JSONValue] {
         var ids: [JSONValue] = []

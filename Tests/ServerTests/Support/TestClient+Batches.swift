@@ -2,8 +2,7 @@ import Foundation
 import JSON
 import UV
 
-// Small helpers shared by the `*MoreTests` suites. Kept apart from Support/ so that code stays
-// untouched; names carry no prefix clash with it.
+// Requests in bulk and sign-in shortcuts for the server suites, beside `TestClient` itself.
 
 extension TestClient {
     /// `count` `adjust_points +1` requests with ids from `firstID`, in one write, unanswered yet:

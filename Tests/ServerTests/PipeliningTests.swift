@@ -4,7 +4,7 @@ import Testing
 
 /// Requests sent back to back in one write are answered in order, and reads see the
 /// mutations sent before them; `expect` equal to the current version commits.
-@Suite struct PipeliningMoreTests {
+@Suite struct PipeliningTests {
     static func line(_ id: Int, _ op: String, _ args: [String: JSONValue] = [:]) -> String {
         var fields = args
         fields["id"] = .int(id)

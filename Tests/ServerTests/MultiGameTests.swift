@@ -3,7 +3,7 @@ import JSON
 import Testing
 
 /// Several games on one server: each has its own characters, version and subscribers.
-@Suite struct MultiGameMoreTests {
+@Suite struct MultiGameTests {
     @Test func gamesAreSeparate() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }

@@ -5,7 +5,7 @@ import Testing
 
 /// `idle_timeout_seconds`: a connection that sends nothing gets `bye` `idle_timeout` and is
 /// closed; one that keeps sending requests is left alone.
-@Suite struct IdleTimeoutMoreTests {
+@Suite struct IdleTimeoutTests {
     /// Idle time is the test's to move: no stall of a loaded machine can make the pinging
     /// connection look idle. Only the server's once-a-second sweep runs on real time, and the
     /// test waits for what it sends.
@@ -43,7 +43,7 @@ import Testing
 }
 
 /// A connection waiting for the reply to its own request is not idle: the reply comes first.
-@Suite struct IdleWhileWaitingMoreTests {
+@Suite struct IdleWhileWaitingTests {
     @Test
     func aRequestInFlightIsAnsweredBeforeAnyIdleBye() throws {
         let dir = try TempDirectory()

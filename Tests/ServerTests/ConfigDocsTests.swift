@@ -5,7 +5,7 @@ import Testing
 
 /// docs/configuration.md and config/server.json must not drift from the settings the server
 /// really reads: every setting is documented, and the shipped file is one the loader accepts.
-@Suite struct ConfigDocsMoreTests {
+@Suite struct ConfigDocsTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func everySettingIsDocumentedWithItsEnvironmentVariable() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// The organizer's and admin's operations over the wire, the reads with paging, and
 /// `unsubscribe`: what the weekend walk-through does not reach.
-@Suite struct OperationsMoreTests {
+@Suite struct OperationsTests {
     /// A fresh server with mia (birthday), sam (organizer), priya (friend) and the admin signed in.
     final class Cast {
         let dir: TempDirectory

@@ -4,7 +4,7 @@ import Testing
 
 /// `bq bench load` is run on purpose, not by the suite; this only proves that both of its
 /// drivers still work end to end against a spawned server (a tiny shape, no figure judged).
-@Suite struct BenchCommandMoreTests {
+@Suite struct BenchCommandTests {
     @Test(arguments: [[], ["--client-library"]])
     func benchLoadDrivesASpawnedServerAndReportsCommittedMutations(driver: [String]) throws {
         let dir = try TempDirectory()

@@ -5,7 +5,7 @@ import Testing
 
 /// The real `bq` executable on a data directory a server wrote: `verify` and `log` read it,
 /// `verify` notices tampering, and `serve` refuses a database it cannot trust.
-@Suite struct CommandLineMoreTests {
+@Suite struct CommandLineTests {
     static var adminEnvironment: [String: String] { ["BQ_ADMIN_KEY": ServerHarness.adminKey] }
 
     /// A stopped server's data directory with claims, completions, unlocks and snapshots in it;

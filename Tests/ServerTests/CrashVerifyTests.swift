@@ -6,7 +6,7 @@ import Testing
 /// SIGKILL at seeded random moments, then `bq verify` on what the dead server left:
 /// whatever the moment, the log replays from version 1 with every rule holding,
 /// and nothing acknowledged is missing.
-@Suite(.serialized) struct CrashVerifyMoreTests {
+@Suite(.serialized) struct CrashVerifyTests {
     @Test(arguments: [UInt64(7), 1_122, 90_210])
     func killedAtARandomMomentTheLogStillVerifies(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
