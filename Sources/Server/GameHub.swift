@@ -184,7 +184,7 @@ final class GameHub {
         nextSeq += 1
         let entry = PendingCommand(seq: nextSeq, request: request, events: events, versionAfter: speculative.version,
                                    result: result, target: target, key: key, fingerprint: fingerprint, onCommitted: onCommitted)
-        if !entry.isWritten {
+        if !entry.goesToLog {
             // Nothing to write; the answer reflects the speculative state, so it still
             // waits behind the commands before it.
             if pending.isEmpty { return finish(entry, version: entry.versionAfter) }
@@ -270,7 +270,7 @@ final class GameHub {
 
     /// The writer's answer for one command, on the loop thread.
     func completed(seq: UInt64, result: AppendResult) {
-        guard let head = pending.elements.first(where: \.isWritten), head.seq == seq else {
+        guard let head = pending.elements.first(where: \.goesToLog), head.seq == seq else {
             // A command dropped after an earlier failure: it was decided on a state
             // that never became durable, so the compare-and-set must have refused it.
             if case .committed = result {
@@ -347,7 +347,7 @@ final class GameHub {
         // answered with them: their replies name the new version, so their connections are
         // actors too and get the patch to it before the reply.
         var barriers: [PendingCommand] = []
-        while let head = pending.first, !head.isWritten, let barrier = pending.popFirst() { barriers.append(barrier) }
+        while let head = pending.first, !head.goesToLog, let barrier = pending.popFirst() { barriers.append(barrier) }
         let answered = done + barriers
         var actors: [ObjectIdentifier: ClientConnection] = [:]
         for entry in answered {
@@ -482,7 +482,7 @@ final class PendingCommand {
 
     /// Goes to the log: it has events, or an idempotency key whose `ok` reply must be
     /// remembered even though nothing changed (a retry must replay it, not re-decide).
-    var isWritten: Bool { !events.isEmpty || key != nil }
+    var goesToLog: Bool { !events.isEmpty || key != nil }
 }
 
 extension Event {

@@ -141,7 +141,7 @@ extension GameServer {
             // already, which nobody may see before its actors get their replies and patches.
             let durable = hub.durable.version
             let rows = after >= durable ? []
-                : try reader.events(game: hub.name, after: Int64(after), through: Int64(after + min(limit, durable - after)))
+                : try loopStore.events(game: hub.name, after: Int64(after), through: Int64(after + min(limit, durable - after)))
             let list: [JSONValue] = rows.map { row in
                 let stored = (try? JSONParser.parse(Array(row.payload.utf8))) ?? .null
                 let data = EventRedaction.redacted(type: row.type, data: stored)
@@ -162,7 +162,7 @@ extension GameServer {
     /// The reply of a committed keyed command, from its idempotency record in the log.
     func storedReply(game: String, key: IdempotencyKey, version: Int) -> StoredReply {
         do {
-            guard let reply = try reader.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version)) else {
+            guard let reply = try loopStore.storedReply(game: game, identity: key.owner, key: key.key, version: Int64(version)) else {
                 // Memory says the record was committed; a log without it has been changed under us.
                 logger.critical("a remembered idempotency record is missing from the log",
                                 metadata: ["game": "\(game)", "version": "\(version)"])

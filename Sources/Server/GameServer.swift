@@ -26,7 +26,7 @@ public final class GameServer {
     private let dataLock: DataDirectoryLock
     /// The loop thread's own read connection: `events`, and the stored replies that idempotent
     /// retries are answered with.
-    let reader: EventStore
+    let loopStore: EventStore
     /// Past views for `subscribe since`, off the loop thread.
     private(set) var rebuilder: ViewRebuilder!
     private var rebuildWakeup: AsyncWakeup!
@@ -144,7 +144,7 @@ public final class GameServer {
         // never sleep on a lock: a read that finds the log busy is answered `unavailable` at once
         // rather than holding every connection's updates back for the busy timeout.
         store.setBusyTimeout(milliseconds: 0)
-        reader = store
+        loopStore = store
         writer = try EventWriter(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
                                  maxBatchRequests: config.maxBatchRequests, onCheckpoint: { [logger] in Self.log($0, to: logger) })
         loop = try EventLoop()
@@ -171,7 +171,7 @@ public final class GameServer {
         loop.run()
         try? loop.close()
         writer.shutdown()
-        reader.close()
+        loopStore.close()
         dataLock.release()
     }
 
@@ -506,7 +506,7 @@ public final class GameServer {
         }
         writer.shutdown()
         rebuilder.stop()
-        reader.close()
+        loopStore.close()
         closeLoopHandles()
         // A peer that never reads would keep its connection (and so the loop) open forever.
         if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {

@@ -34,8 +34,8 @@ struct GuessGuard {
     }
 
     /// The whole seconds (at least 1) until guesses for `name` may come again, if not yet.
-    func secondsToWait(_ name: String, now: Millis) -> Millis? {
-        closedUntil(name, now: now).map { max(1, ($0 - now + 999) / 1000) }
+    func secondsToWait(_ name: String, now: Millis) -> Int? {
+        closedUntil(name, now: now).map { Int(max(1, ($0 - now + 999) / 1000)) }
     }
 
     mutating func wrongGuess(_ name: String, now: Millis) {
