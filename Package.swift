@@ -3,13 +3,13 @@
 // why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
 // EventLog on CSQLite3 and UV on CLibUV alone; Server on all of those; Client on JSON,
 // Protocol and UV (beside Server, not on it); the bq executable on everything.
+// Linux only: the system wrappers (UV, EventLog's VFS, the terminal's raw input) use Glibc.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "BirthdayQuest",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "bq", targets: ["bq"]),
     ],

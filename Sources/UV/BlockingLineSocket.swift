@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Why a `BlockingLineSocket` call failed.
 public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {

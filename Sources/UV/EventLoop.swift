@@ -1,9 +1,5 @@
 import CLibUV
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One libuv loop. Not Sendable: create it, run it and use every handle on it from one thread.
 ///
