@@ -3,8 +3,11 @@ import JSON
 /// The server's lines, built straight into bytes: these are the hottest messages,
 /// so no intermediate JSON tree is made for the envelope.
 public enum Wire {
+    /// The `protocol` of the hello push.
     public static let protocolVersion = 1
 
+    /// An `ok` reply line (newline included): `version` is the game version the answer reflects,
+    /// `replayed` marks a retry answered from its first reply.
     public static func reply(id: RequestID, version: Int?, result: JSONValue, replayed: Bool = false) -> [UInt8] {
         reply(id: id, version: version, replayed: replayed) { result.write(to: &$0) }
     }
@@ -31,6 +34,8 @@ public enum Wire {
         return out
     }
 
+    /// A refusal line: `id` null when the request had no usable one; `version` where the code
+    /// carries it (`version_conflict`).
     public static func error(id: RequestID?, _ error: ProtocolError, version: Int? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128)
@@ -81,6 +86,7 @@ public enum Wire {
         return out
     }
 
+    /// A snapshot push: one viewer's whole view at `version`.
     public static func snapshot(version: Int, state: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out += #"{"push":"snapshot","version":"#.utf8
@@ -91,6 +97,8 @@ public enum Wire {
         return out
     }
 
+    /// A patch push: the RFC 6902 ops that turn one viewer's view at `from` into its view at `to`
+    /// (empty when that view did not change).
     public static func patch(from: Int, to: Int, ops: [PatchOp]) -> [UInt8] {
         var out: [UInt8] = []
         out += #"{"push":"patch","from":"#.utf8
@@ -113,6 +121,7 @@ public enum Wire {
         case idleTimeout = "idle_timeout"
     }
 
+    /// The last line the server sends on a connection it closes on purpose.
     public static func bye(_ reason: ByeReason) -> [UInt8] {
         Array(#"{"push":"bye","reason":"\#(reason.rawValue)"}"#.utf8) + [0x0A]
     }

@@ -37,9 +37,14 @@ public struct ServerLimits: Sendable, Equatable {
     public init() {}
 }
 
+/// Every setting of `bq serve`, with its default; docs/configuration.md names each one's key in
+/// the config file and its environment variable, and `ConfigLoader` reads them.
 public struct ServerConfig: Sendable, Equatable {
+    /// The address to listen on: an IP literal or a host name (`0.0.0.0` for every interface).
     public var host = "127.0.0.1"
+    /// 0 asks the system for a free port (`GameServer.port` tells which).
     public var port = 4747
+    /// Holds the log (`birthdayquest.sqlite`), the admin key and the directory's lock.
     public var dataDirectory = "data"
     /// The seed file for games that have no events yet.
     public var seedPath = "seed/birthdayquest.json"

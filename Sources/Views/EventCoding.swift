@@ -6,6 +6,7 @@ import JSON
 /// than Codable because it runs once per command on the loop thread, and
 /// because the log is read by people (`bq log`) and other tools.
 public enum EventCoding {
+    /// The payload of `change` (its type is `Event.type`, in a column of its own).
     public static func encode(_ change: Change) -> JSONValue {
         switch change {
         case .gameSeeded(let content, let hash):
@@ -45,6 +46,7 @@ public enum EventCoding {
         }
     }
 
+    /// The change a stored payload of `type` holds; the error names the type and the field.
     public static func decode(type: String, payload: JSONValue) throws(EventDecodingError) -> Change {
         let f = Fields(type: type, value: payload)
         switch type {
