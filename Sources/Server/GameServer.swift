@@ -88,14 +88,7 @@ public final class GameServer {
         ignoreSIGPIPE()
         unblockSignals([SIGTERM, SIGINT])
         let seed = GameLoader.Seed(path: config.seedPath)
-        // A first launch needs the seed: a bad one is refused before anything is created.
-        if !FileManager.default.fileExists(atPath: config.databasePath) {
-            if !seed.isBuiltIn, !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
-                throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
-                    + "working directory, \(FileManager.default.currentDirectoryPath))")
-            }
-            _ = try seed.content()
-        }
+        try Self.checkSeedForFirstLaunch(seed, config: config)
         try Self.makeDataDirectory(config)
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)
         if !dataLock.holdsDirectory {
@@ -103,43 +96,12 @@ public final class GameServer {
             logger.notice("this file system cannot lock the data directory itself: deleting \(file) would let a second server start")
         }
         try Self.checkCanListen(host: config.host, port: config.port)
-        switch config.synchronous {
-        case .full: break
-        case .normal:
-            logger.warning("synchronous is normal: an acknowledged change survives a crash of bq serve, not a power loss")
-        case .off:
-            logger.warning("synchronous is off: an acknowledged change may be lost in a crash; for tests and benchmarks only")
-        }
+        Self.warnAboutSynchronous(config.synchronous, logger: logger)
         try Self.makeLogFile(config, logger: logger)
-        let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
-        adminKey = key.key
-        adminKeyIsGuessable = key.key.codePointCount < Self.guessableAdminKeyLength
-        if let file = key.file {
-            if let mode = Self.modeOthersMayRead(file) {
-                logger.warning("the admin key in \(file) may be read by other users (mode \(mode)): chmod go= it")
-            } else {
-                logger.notice("admin key is in \(file) (readable by its owner only)")
-            }
-        }
-        let store: EventStore
-        do {
-            store = try EventStore(path: config.databasePath, options: Self.storeOptions(config))
-        } catch {
-            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
-                + Self.fullDiskHint(config.dataDirectory))
-        }
-        var loaded: [String: GameLoader.Loaded] = [:]
-        for game in Set(config.games + [config.defaultGame]) {
-            let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
-            let seeded: GameState
-            do {
-                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seed: seed, store: store, now: clock())
-            } catch ServerError.startup(let message) {
-                throw ServerError.startup(message + Self.fullDiskHint(config.dataDirectory))
-            }
-            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
-            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
-        }
+        adminKey = try Self.provideAdminKey(config, logger: logger)
+        adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
+        let store = try Self.openLog(config)
+        let loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(), logger: logger)
         // From here this connection reads on the loop thread (`events`, replays), which must
         // never sleep on a lock: a read that finds the log busy is answered `unavailable` at once
         // rather than holding every connection's updates back for the busy timeout.
@@ -158,6 +120,66 @@ public final class GameServer {
             abandonStart()
             throw error
         }
+    }
+
+    /// A first launch needs the seed: a bad one is refused before anything is created.
+    private static func checkSeedForFirstLaunch(_ seed: GameLoader.Seed, config: ServerConfig) throws {
+        guard !FileManager.default.fileExists(atPath: config.databasePath) else { return }
+        if !seed.isBuiltIn, !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
+            throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
+                + "working directory, \(FileManager.default.currentDirectoryPath))")
+        }
+        _ = try seed.content()
+    }
+
+    private static func warnAboutSynchronous(_ mode: SyncMode, logger: Logger) {
+        switch mode {
+        case .full: break
+        case .normal:
+            logger.warning("synchronous is normal: an acknowledged change survives a crash of bq serve, not a power loss")
+        case .off:
+            logger.warning("synchronous is off: an acknowledged change may be lost in a crash; for tests and benchmarks only")
+        }
+    }
+
+    /// The configured key, or the one kept in (or first made in) the data directory.
+    private static func provideAdminKey(_ config: ServerConfig, logger: Logger) throws -> String {
+        let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
+        if let file = key.file {
+            if let mode = modeOthersMayRead(file) {
+                logger.warning("the admin key in \(file) may be read by other users (mode \(mode)): chmod go= it")
+            } else {
+                logger.notice("admin key is in \(file) (readable by its owner only)")
+            }
+        }
+        return key.key
+    }
+
+    private static func openLog(_ config: ServerConfig) throws -> EventStore {
+        do {
+            return try EventStore(path: config.databasePath, options: storeOptions(config))
+        } catch {
+            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
+                + fullDiskHint(config.dataDirectory))
+        }
+    }
+
+    /// Every game's durable state, each seeded first if it has no events yet.
+    private static func loadGames(_ config: ServerConfig, from store: EventStore, seed: GameLoader.Seed, now: Millis,
+                                  logger: Logger) throws -> [String: GameLoader.Loaded] {
+        var loaded: [String: GameLoader.Loaded] = [:]
+        for game in Set(config.games + [config.defaultGame]) {
+            let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
+            let seeded: GameState
+            do {
+                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seed: seed, store: store, now: now)
+            } catch ServerError.startup(let message) {
+                throw ServerError.startup(message + fullDiskHint(config.dataDirectory))
+            }
+            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
+            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
+        }
+        return loaded
     }
 
     /// A start that failed half-way (the port taken, say) gives back what it had opened: the
