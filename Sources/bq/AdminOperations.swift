@@ -74,10 +74,19 @@ struct AdminAdjustPoints: AdminOperation {
     // Captured raw so a negative amount ("-50") is not mistaken for an option.
     @Argument(parsing: .allUnrecognized, help: "The change, e.g. 50 or -20.") var amount: [String] = []
 
-    var delta: Int? { amount.count == 1 ? Int(amount[0]) : nil }
+    /// The words given for the amount; a "--" that ends the options is not one of them.
+    private var words: [String] { amount.filter { $0 != "--" } }
+    var delta: Int? { words.count == 1 ? Int(words[0]) : nil }
     var isDestructive: Bool { (delta ?? 0) < 0 }
 
     func validate() throws {
+        // `--reason karaoke bonus`: the reason's second word lands beside the amount.
+        let others = words.filter { Int($0) == nil }
+        if words.count > 1, others.count == words.count - 1 {
+            let rest = others.joined(separator: " ")
+            throw ValidationError("\"\(rest)\" is not an amount: a reason of several words needs quotes, "
+                + "e.g. --reason \"\(reason) \(rest)\"")
+        }
         guard let delta, delta != 0 else { throw ValidationError("give one non-zero whole number, e.g. 50 or -20") }
     }
 
@@ -102,6 +111,14 @@ struct AdminSetDay: AdminOperation {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let day = day ?? 0
         return done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
+    }
+}
+
+/// Each flag must be given to `command`; the error names all those that were not.
+private func requireAll(_ flags: [(name: String, value: String?)], for command: String) throws {
+    let missing = flags.filter { $0.value == nil }.map(\.name)
+    guard missing.isEmpty else {
+        throw ValidationError("\(command) needs \(flags.map(\.name).joined(separator: ", ")); missing: \(missing.joined(separator: ", "))")
     }
 }
 
@@ -237,6 +254,12 @@ struct AdminAddChallenge: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: ChallengeFields
 
+    /// Words missing: exit 64 before anything is sent, naming every flag left out at once.
+    func validate() throws {
+        try requireAll([("--title", fields.title), ("--description", fields.description), ("--points", fields.points.map(String.init)),
+                        ("--difficulty", fields.difficulty), ("--category", fields.category)], for: "add-challenge")
+    }
+
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }
 
@@ -301,6 +324,12 @@ struct AdminAddReward: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "add-reward", abstract: "Add a reward.")
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: RewardFields
+
+    /// Words missing: exit 64 before anything is sent (the cost has a default by type).
+    func validate() throws {
+        try requireAll([("--from", fields.from), ("--title", fields.title), ("--teaser", fields.teaser), ("--type", fields.type)],
+                       for: "add-reward")
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }

@@ -96,6 +96,24 @@ import Testing
         #expect(reward.err.contains("--type must be one of text, image, audio, video, got poem"), "\(reward.err)")
     }
 
+    /// Words a person gets wrong at the console are usage errors (exit 64) that say what to type,
+    /// not a refusal from the server nor a complaint about something else.
+    @Test func usageMistakesSayWhatToType() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let unquoted = try BQProcess.run(["admin", "adjust-points", "5", "--reason", "karaoke", "bonus"] + server.adminFlags)
+        #expect(unquoted.status == 64, "\(unquoted.err)")
+        #expect(unquoted.err.contains(#"a reason of several words needs quotes, e.g. --reason "karaoke bonus""#), "\(unquoted.err)")
+        let afterDashes = try BQProcess.run(["admin", "adjust-points", "--reason", "bonus"] + server.adminFlags + ["--", "5"])
+        #expect(afterDashes.status == 0, "a -- before the amount ends the options: \(afterDashes.err)")
+        let added = try BQProcess.run(["admin", "add-challenge", "--title", "Lake Yoga"] + server.adminFlags)
+        #expect(added.status == 64, "\(added.err)")
+        #expect(added.err.contains("missing: --description, --points, --difficulty, --category"), "\(added.err)")
+        let reward = try BQProcess.run(["admin", "add-reward", "--title", "Poem", "--from", "Gran", "--type", "text"] + server.adminFlags)
+        #expect(reward.status == 64, "\(reward.err)")
+        #expect(reward.err.contains("missing: --teaser"), "\(reward.err)")
+    }
+
     @Test func editsThatCannotWorkSaySoInTheirOwnTerms() throws {
         let server = try ServerProcess()
         defer { server.stop() }
