@@ -72,7 +72,11 @@ struct Play: ParsableCommand {
         case .refused: throw ExitCode(1)
         case .noAnswer: throw ExitCode(2)
         }
-        guard session.start() else { throw ExitCode(1) }
+        switch session.start() {
+        case .started: break
+        case .refused: throw ExitCode(1)
+        case .noReply: throw ExitCode(Admin.exitUnconfirmed)
+        }
         let outcome: PlaySession.Outcome
         switch mode {
         case .oneShot: outcome = session.execute(command)

@@ -193,7 +193,10 @@ final class PlaySession: @unchecked Sendable {
     // MARK: Running
 
     /// Subscribes, shows the home screen and, interactively, starts printing live updates.
-    func start() -> Bool {
+    /// How subscribing ended: a `noReply` is the server's silence, not a refusal (exit 75).
+    enum Start { case started, refused, noReply }
+
+    func start() -> Start {
         let shown = ShownView()
         // In place before the subscribe: a connection lost (and found again) in the moment
         // before the home screen is news like any other, and was told to no one.
@@ -202,17 +205,18 @@ final class PlaySession: @unchecked Sendable {
             try client.subscribe()
         } catch {
             refused(error.description)
-            return false
+            if case .timedOut = error { return .noReply }
+            return .refused
         }
-        guard mode == .interactive else { return true }
+        guard mode == .interactive else { return .started }
         let home = client.mirrorSnapshot
         if let view = home.view { say(PlayView(json: view, style: style).home()) }
-        guard !json else { return true }
+        guard !json else { return .started }
         shown.goLive(version: home.version, view: home.view)
         // What changed while the home screen was being printed would go untold.
         let now = client.mirrorSnapshot
         if let view = now.view { _ = announce(version: now.version, view: view, shown: shown) }
-        return true
+        return .started
     }
 
     /// Prints what changed for this person since the last view they were told about; false when
