@@ -224,9 +224,12 @@ final class PlaySession: @unchecked Sendable {
     /// A fresh snapshot (after a gap, or after the server held patches back) is announced as the
     /// changes since then, like a patch.
     private func announce(version: Int, view: JSONValue, shown: ShownView) -> Bool {
-        guard let before = shown.advance(to: version, view: view) else { return false }
-        let lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style))
+        guard let shift = shown.advance(to: version, view: view), let before = shift.view else { return false }
+        var lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style),
+                                                                severalCommits: version - shift.version > 1)
         if lines.isEmpty { return false }
+        // Caught up after a reconnect: several changes told at once, some as their sum.
+        if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }
         // Off the line a person is typing at, unless that line is moved out of the way anyway.
         if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
         for line in lines { terminal.line(line) }
@@ -242,6 +245,7 @@ final class PlaySession: @unchecked Sendable {
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
                 guard announce(version: version, view: view, shown: shown) else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
+                if case .reconnected = event { shown.reconnected() }
                 guard let line = notices.line(for: event, style: style) else { return }
                 terminal.line(line)
             case .lateReply(let op, let result):
@@ -500,8 +504,15 @@ private final class ShownView: @unchecked Sendable {
     private var live = false
     private var version = 0
     private var view: JSONValue?
+    /// Reconnected, and the update that catches up has not come yet.
+    private var catchingUp = false
 
     var isLive: Bool { lock.withLock { live } }
+
+    /// The next update is the one that catches up with what happened while disconnected.
+    func reconnected() {
+        lock.withLock { catchingUp = live }
+    }
 
     /// The home screen is shown, of `view` at `version`: from here on, newer views are news.
     func goLive(version: Int, view: JSONValue?) {
@@ -512,12 +523,16 @@ private final class ShownView: @unchecked Sendable {
         }
     }
 
-    /// Takes `newView` as the one shown and returns the view it replaces, when live and newer:
-    /// the reader thread and the main thread both offer views, and neither may go back in time.
-    func advance(to newVersion: Int, view newView: JSONValue) -> JSONValue? {
+    /// Takes `newView` as the one shown and returns the view it replaces (with its version, and
+    /// whether this is the update that catches up after a reconnect), when live and newer: the
+    /// reader thread and the main thread both offer views, and neither may go back in time.
+    func advance(to newVersion: Int, view newView: JSONValue) -> (view: JSONValue?, version: Int, catchingUp: Bool)? {
         lock.withLock {
+            // The first update after a reconnect catches up, even when it brings nothing new.
+            let wasCatchingUp = catchingUp
+            catchingUp = false
             guard live, newVersion > version || view == nil else { return nil }
-            let old = view
+            let old = (view: view, version: version, catchingUp: wasCatchingUp)
             version = newVersion
             view = newView
             return old

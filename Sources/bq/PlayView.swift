@@ -277,7 +277,12 @@ struct PlayView {
         // Said without who: the organizer may have unlocked it (force-unlock), and the view
         // does not tell.
         case "reward_unlocked": text = "Gift unlocked: “\(title)”" + (from.map { " from \($0)" } ?? "")
-        case "secret_discovered": text = "\(who) discovered a dare" + (from.map { " by \($0)" } ?? "") + ": “\(title)”"
+        case "secret_discovered":
+            // Marked done by the organizer before anyone found it: found in the same commit.
+            let dare = entry["ref"]?.stringValue.flatMap { json["challenges"]?[$0] }
+            let forced = dare?["forced"]?.boolValue == true && dare?["completed_at"] == entry["at"]
+            let by = from.map { " by \($0)" } ?? ""
+            text = forced ? "A dare\(by) came out when the organizer marked it done: “\(title)”" : "\(who) discovered a dare\(by): “\(title)”"
         case "final_badge": text = "🏅 The final badge is unlocked!"
         default: text = title
         }
@@ -322,9 +327,15 @@ struct PlayView {
 
     // MARK: Live updates
 
-    /// One line per change a person cares about between two versions of the view.
-    func changes(from old: PlayView) -> [String] {
+    /// One line per change a person cares about between two versions of the view. The
+    /// timeline's entries come first, in the order they happened; then how things stand now.
+    /// `severalCommits`: the two versions are more than one change apart (news caught up after
+    /// a reconnect, say), so what is told is the sum of them.
+    func changes(from old: PlayView, severalCommits: Bool = false) -> [String] {
         var lines: [String] = []
+        for entry in timeline.dropFirst(old.timeline.count) {
+            lines.append("★ " + timelineEntry(entry))
+        }
         // The person's own doings are told by their command's reply, not again as news.
         for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {
             let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
@@ -350,18 +361,30 @@ struct PlayView {
             } else if status == "draft", before?["title"] != challenge["title"] || before?["description"] != challenge["description"]
                         || before?["points"] != challenge["points"] {
                 lines.append("\(name(of: author)) edited a dare: “\(title)” (\(challenge["points"]?.intValue ?? 0) ✦)")
+            } else if let before, challenge["secret"]?.boolValue != true, myRole != "organizer",
+                      Self.challengeFields.contains(where: { before[$0] != challenge[$0] }) {
+                let points = challenge["points"]?.intValue ?? 0
+                lines.append(before["points"] != challenge["points"]
+                    ? "The organizer changed \(id) “\(title)”: now \(points) ✦" : "The organizer edited \(id) “\(title)”")
             }
         }
-        for (id, reward) in rewards where old.json["rewards"]?[id] == nil {
-            lines.append("New reward: \(id) “\(reward["title"]?.stringValue ?? "")” from \(reward["from"]?.stringValue ?? "?")")
+        for (id, reward) in rewards {
+            let title = reward["title"]?.stringValue ?? ""
+            guard let before = old.json["rewards"]?[id] else {
+                lines.append("New reward: \(id) “\(title)” from \(reward["from"]?.stringValue ?? "?")")
+                continue
+            }
+            // A gift's content appearing is its unlock (told by the timeline), not an edit.
+            let contentEdited = before["content"] != nil && reward["content"] != nil && before["content"] != reward["content"]
+            guard myRole != "organizer", contentEdited || Self.rewardFields.contains(where: { before[$0] != reward[$0] }) else { continue }
+            let cost = reward["cost"]?.intValue ?? 0
+            lines.append(before["cost"] != reward["cost"]
+                ? "The organizer changed the gift \(id) “\(title)”: now \(cost) ✦" : "The organizer edited the gift \(id) “\(title)”")
         }
         let oldHidden = old.game["secrets_hidden"]?.intValue ?? 0
         let hidden = game["secrets_hidden"]?.intValue ?? 0
         if myRole == "birthday", hidden > oldHidden {
             lines.append(style.magenta("A secret dare arrived: ??? now hides \(hidden)"))
-        }
-        for entry in timeline.dropFirst(old.timeline.count) {
-            lines.append("★ " + timelineEntry(entry))
         }
         if points != old.points {
             // Completions and unlocks explain themselves in the timeline ("+35 ✦", "-100 ✦");
@@ -370,7 +393,7 @@ struct PlayView {
             let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
             let adjusted = points - old.points - explained
             if adjusted != 0 {
-                lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦")
+                lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
             }
             lines.append(pointsLine())
         }
@@ -382,6 +405,11 @@ struct PlayView {
 }
 
 extension PlayView {
+    /// What the organizer's `save_challenge` and `save_reward` change, as players see it: an
+    /// edit of these is news (a completion or an unlock changes other fields).
+    static let challengeFields = ["title", "description", "option_b", "points", "difficulty", "category"]
+    static let rewardFields = ["from", "from_character", "title", "teaser", "type", "cost"]
+
     /// The points a timeline entry's subtitle says it earned or spent: "+35 ✦" or "-100 ✦";
     /// 0 for "free" and the entries that move no points.
     static func pointsIn(subtitle: String?) -> Int {

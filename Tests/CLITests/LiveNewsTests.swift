@@ -62,6 +62,30 @@ import Testing
         #expect(!priya.output.text.contains("Priya edited a dare"), "\(priya.output.text)")
     }
 
+    /// The organizer's edits are news to the players (their boards change under them), and a
+    /// dare that the organizer marks done before anyone found it is not told as found by Mia.
+    @Test func organizerEditsAndAForcedDareAreToldAsTheOrganizers() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+
+        #expect(try BQProcess.run(["admin", "edit-challenge", "c02", "--points", "45"] + server.adminFlags).status == 0)
+        #expect(mia.output.waitFor("The organizer changed c02 “"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("”: now 45 ✦"), "\(mia.output.text)")
+        #expect(try BQProcess.run(["admin", "edit-reward", "r01", "--title", "Postcard from Lisbon"] + server.adminFlags).status == 0)
+        #expect(mia.output.waitFor("The organizer edited the gift r01 “Postcard from Lisbon”"), "\(mia.output.text)")
+
+        let priya = try makeTemporaryDirectory()
+        #expect(try BQProcess.run(["play"] + server.address + ["--character", "priya", "dare", "save", "Cartwheel", "On the lawn", "25"],
+                                  home: priya).status == 0)
+        #expect(try BQProcess.run(["play"] + server.address + ["dare", "deliver"], home: priya).status == 0)
+        #expect(try BQProcess.run(["admin", "force-complete", "dare-priya"] + server.adminFlags).status == 0)
+        #expect(mia.output.waitFor("A dare by Priya came out when the organizer marked it done: “Cartwheel”"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("Mia discovered a dare"), "\(mia.output.text)")
+    }
+
     static let view: JSONValue = [
         "me": ["character": "mia", "role": "birthday"],
         "game": ["title": "Test", "day": 1, "points": 0, "earned": 0, "spent": 0, "challenges_completed": 0,
