@@ -99,6 +99,8 @@ final class PlaySession: @unchecked Sendable {
         fileLock.lock()
         let savedCharacter = file.character
         fileLock.unlock()
+        // Another character named while this file's session still stands: a switch.
+        let switchingFrom = saved != nil && character != nil && character != savedCharacter ? savedCharacter : nil
         if let saved, character == nil || character == savedCharacter {
             do {
                 let reply = try client.auth(token: saved)
@@ -112,7 +114,11 @@ final class PlaySession: @unchecked Sendable {
                     refused(error.description)
                     return error.refusal == nil ? .noAnswer : .refused
                 }
-                say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
+                if mode == .interactive {
+                    say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
+                } else {
+                    refused(error.description)
+                }
                 updateFile { $0.token = nil; $0.character = nil }
             }
         }
@@ -121,7 +127,14 @@ final class PlaySession: @unchecked Sendable {
         while true {
             if choice == nil {
                 guard mode == .interactive else {
-                    terminal.error("No saved session: pass --character ID (bq play --character mia ...).")
+                    // The character this device last played, if its session has ended: the one
+                    // to name (a script run as Sam was told to pass "--character mia").
+                    if let last = savedCharacter {
+                        terminal.error("The session as \(last.terminalSafe) saved here no longer works: "
+                            + "claim again with --character \(last.terminalSafe) (bq play --character \(last.terminalSafe) ...).")
+                    } else {
+                        terminal.error("No saved session: pass --character ID (bq play --character mia ...).")
+                    }
                     return .refused
                 }
                 guard let picked = pickCharacter() else { return .refused }
@@ -133,6 +146,11 @@ final class PlaySession: @unchecked Sendable {
                 let token = reply.result["token"]?.stringValue
                 updateFile { $0.token = token; $0.character = id }
                 say([style.green("You are now \(id.terminalSafe) (\(reply.result["role"]?.stringValue?.terminalSafe ?? "?")).")])
+                if let last = switchingFrom, last != id {
+                    // One device file holds one session: the next plain `bq play` resumes this one.
+                    say([style.yellow("This device's file held \(last.terminalSafe)'s session and now holds \(id.terminalSafe)'s; "
+                        + "bq play --character \(last.terminalSafe) switches back (this device still holds \(last.terminalSafe)).")])
+                }
                 return .signedIn
             } catch {
                 refused(error.description)

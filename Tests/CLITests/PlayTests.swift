@@ -271,4 +271,22 @@ import Testing
         #expect(result.out.contains(#""push":"snapshot""#))
         #expect(!result.out.contains("You are"))
     }
+
+    /// One device file holds one session: naming another character says that it switched, and
+    /// a session the server ended is named when a one-shot finds none that works.
+    @Test func aSwitchAndAnEndedSessionAreSaidWithTheCharacterTheyConcern() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        #expect(try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home).status == 0)
+        let switched = try BQProcess.run(["play"] + server.address + ["--character", "sam", "whoami"], home: home)
+        #expect(switched.status == 0, "\(switched.err)")
+        #expect(switched.out.contains("This device's file held mia's session and now holds sam's"), "\(switched.out)")
+
+        #expect(try BQProcess.run(["admin", "unclaim", "sam"] + server.adminFlags).status == 0)
+        let ended = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(ended.status == 1)
+        #expect(ended.err.contains("The session as sam saved here no longer works: claim again with --character sam"), "\(ended.err)")
+        #expect(!ended.err.contains("--character mia"), "\(ended.err)")
+    }
 }
