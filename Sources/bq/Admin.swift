@@ -146,8 +146,9 @@ extension Admin {
             return .usage(message(for: error))
         }
         guard let operation = command as? any AdminOperation else { return .notAnOperation }
-        // The question repeats the line as typed (quotes and all) when it is known.
-        let asked = typed?.trimmingCharacters(in: .whitespaces) ?? words.joined(separator: " ")
+        // The question repeats the line as typed when it is known, else quotes what had them.
+        let asked = typed?.trimmingCharacters(in: .whitespaces)
+            ?? words.map { $0.isEmpty || $0.contains(where: \.isWhitespace) ? "\"\($0)\"" : $0 }.joined(separator: " ")
         if operation.isDestructive, !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
         do {
             return .output(try operation.perform(context))
@@ -161,6 +162,9 @@ extension Admin {
 struct AdminContext {
     let client: GameClient
     let terminal: Terminal
+    /// The version a change made, after its result: the organizer's console and one-shots match
+    /// it with `log`; a player's screen has no use for it.
+    var showsVersions = true
     var style: Style { terminal.style }
 }
 

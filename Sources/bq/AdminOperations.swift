@@ -5,10 +5,13 @@ import Foundation
 import JSON
 
 /// The result line of a mutation: what changed and the version it committed.
-private func done(_ text: String, _ reply: Reply) -> [String] {
-    // A replay is the answer to an earlier send of this very request (after a lost connection),
-    // not a second change.
-    [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "") + " [version \(reply.version ?? 0)]"]
+extension AdminContext {
+    /// What a change that was made says. A replay is the answer to an earlier send of this very
+    /// request (after a lost connection), not a second change.
+    func done(_ text: String, _ reply: Reply) -> [String] {
+        [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
+            + (showsVersions ? " [version \(reply.version ?? 0)]" : "")]
+    }
 }
 
 struct AdminForceComplete: AdminOperation {
@@ -20,7 +23,7 @@ struct AdminForceComplete: AdminOperation {
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let reply = try context.client.request("force_complete", ["challenge": .string(challenge)])
-        return done("Completed \(challenge). Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
+        return context.done("Completed \(challenge). Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
     }
 }
 
@@ -38,7 +41,7 @@ struct AdminForceUnlock: AdminOperation {
         let badgeBefore = try context.client.fetchState().view["game"]?["final_badge"]?.boolValue == true
         let reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
         let badge = !badgeBefore && reply.result["final_badge"]?.boolValue == true ? " The final badge unlocked with it." : ""
-        return done("Unlocked \(reward)\(noDeduct ? " for free" : ""). Points: \(reply.result["points"]?.intValue ?? 0) ✦.\(badge)", reply)
+        return context.done("Unlocked \(reward)\(noDeduct ? " for free" : ""). Points: \(reply.result["points"]?.intValue ?? 0) ✦.\(badge)", reply)
     }
 }
 
@@ -48,7 +51,7 @@ struct AdminFinalBadge: AdminOperation {
     var isDestructive: Bool { true }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        done("The final badge is unlocked.", try context.client.request("trigger_final_badge"))
+        context.done("The final badge is unlocked.", try context.client.request("trigger_final_badge"))
     }
 }
 
@@ -60,7 +63,7 @@ struct AdminUnclaim: AdminOperation {
     var isDestructive: Bool { true }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        done("\(character) is free to claim again.", try context.client.request("unclaim", ["character": .string(character)]))
+        context.done("\(character) is free to claim again.", try context.client.request("unclaim", ["character": .string(character)]))
     }
 }
 
@@ -92,7 +95,7 @@ struct AdminAdjustPoints: AdminOperation {
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let reply = try context.client.request("adjust_points", ["delta": .int(delta ?? 0), "reason": .string(reason)])
-        return done("Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
+        return context.done("Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
     }
 }
 
@@ -110,7 +113,7 @@ struct AdminSetDay: AdminOperation {
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let day = day ?? 0
-        return done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
+        return context.done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
     }
 }
 
@@ -152,7 +155,7 @@ extension SavedItemFields {
         try check(base: nil)
         let reply = try context.client.request("save_\(Self.kind)", arguments(base: nil))
         let id = reply.result[Self.kind]?.stringValue ?? "?"
-        return done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
+        return context.done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
     }
 
     /// An edit sends the whole item, the current fields filling in what was not given (an item
@@ -179,7 +182,7 @@ extension SavedItemFields {
             args[Self.kind] = .string(id)
             args["expect"] = .int(version)
             do {
-                return done("Saved \(Self.kind) \(id).", try context.client.request(op, args))
+                return context.done("Saved \(Self.kind) \(id).", try context.client.request(op, args))
             } catch .refused(let refusal) where refusal.code == "version_conflict" {
                 continue
             }

@@ -11,7 +11,7 @@ extension PlaySession {
     /// Runs an organizer tool; nil when `words` names none.
     func organizerTool(_ words: [String]) -> Outcome? {
         guard let name = words.first?.lowercased(), Self.organizerTools.contains(name) else { return nil }
-        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal)) {
+        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal, showsVersions: false)) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }

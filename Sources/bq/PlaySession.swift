@@ -157,7 +157,8 @@ final class PlaySession: @unchecked Sendable {
                 guard error.refusal != nil else { return .noAnswer }
                 guard mode == .interactive else {
                     if error.refusal?.code == "already_claimed" {
-                        refused("To take \(id) over from the device that holds it, give its PIN with --pin; or the organizer can unclaim it.")
+                        refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "
+                            + "or the organizer can unclaim it.")
                     }
                     return .refused
                 }
@@ -359,7 +360,8 @@ final class PlaySession: @unchecked Sendable {
                 refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
                 return .failed
             }
-            refused("Unknown command \(name). Type help for the list.")
+            // `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
+            refused(name.hasPrefix("-") ? "Unknown option \(name) (bq play --help lists them)." : "Unknown command \(name). Type help for the list.")
             return .usage
         }
         return .ok

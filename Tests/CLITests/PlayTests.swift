@@ -201,6 +201,7 @@ import Testing
                                           stdin: "adjust-points 15 --reason \"karaoke bonus\"\nforce-complete --help\nhelp\n")
         #expect(organizer.status == 0, "\(organizer.err)")
         #expect(organizer.out.contains("Points: 15 ✦"), "\(organizer.out)")
+        #expect(!organizer.out.contains("[version"), "a version is the console's, no use on a player's screen: \(organizer.out)")
         #expect(organizer.out.contains("USAGE: force-complete"), "help inside play, not an error")
         #expect(organizer.out.contains("adjust-points <delta>"), "the organizer's help lists the tools")
 
@@ -208,6 +209,13 @@ import Testing
                                        home: try makeTemporaryDirectory())
         #expect(player.status == 1, "refused, as the server would: the command exists")
         #expect(player.err.contains("adjust-points is the organizer's"), "\(player.err)")
+        // Asked at the game (from a pipe, not --script): the question quotes what had quotes.
+        let asked = try BQProcess.run(["play"] + server.address + ["--character", "sam"], home: home,
+                                      stdin: "adjust-points -5 --reason \"pipe test\"\nn\n")
+        #expect(asked.out.contains(#"adjust-points -5 --reason "pipe test": are you sure?"#), "\(asked.out)")
+        let option = try BQProcess.run(["play"] + server.address + ["--bogus", "whoami"], home: home)
+        #expect(option.status == 64)
+        #expect(option.err.contains("Unknown option --bogus"), "\(option.err)")
         let state = try BQProcess.run(["admin", "status", "--port", String(server.port), "--data", server.dataDirectory.path])
         #expect(state.out.contains("Points 15 ✦"), "\(state.out)")
     }
