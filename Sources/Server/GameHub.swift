@@ -7,7 +7,7 @@ import Views
 
 /// One game on the loop thread: its durable state, the speculative state that
 /// pending commands were decided against, idempotency records, subscribers and
-/// the per-viewer view cache. Confined to the loop thread: no locks.
+/// the per-viewer view cache (`ViewCache`). Confined to the loop thread: no locks.
 final class GameHub {
     let name: String
     private(set) var durable: GameState
@@ -17,10 +17,7 @@ final class GameHub {
     private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
-    private var views: [Viewer: CachedView] = [:]
-    /// Each viewer's current view as JSON text, for `state` replies and snapshots: a flood of
-    /// reads or of new subscribers then costs a copy each, not an encoding of the whole view.
-    private var encodedViews: [Viewer: (version: Int, bytes: [UInt8])] = [:]
+    private var views = ViewCache()
     /// Wrong PINs of this game's characters.
     var pinGuard = GuessGuard()
     /// Resumes from a past version, per viewer: each rebuilds that version's view from the log,
@@ -95,12 +92,7 @@ final class GameHub {
     // MARK: Reads
 
     /// The durable view for a viewer, cached per version: many connections share one projection.
-    func currentView(for viewer: Viewer) -> JSONValue {
-        if let cached = views[viewer], cached.version == durable.version { return cached.view }
-        let fresh = view(durable, for: viewer)
-        views[viewer] = CachedView(version: durable.version, view: fresh)
-        return fresh
-    }
+    func currentView(for viewer: Viewer) -> JSONValue { views.view(of: durable, for: viewer) }
 
     /// Subscribes and returns the push that starts the connection's view: one patch from
     /// `since` when that is now or `past` is the view then (`GameHub+Resumes`), else a snapshot.
@@ -116,13 +108,7 @@ final class GameHub {
     }
 
     /// The viewer's current view as JSON text.
-    func encodedView(for viewer: Viewer) -> [UInt8] {
-        if let cached = encodedViews[viewer], cached.version == durable.version { return cached.bytes }
-        var bytes: [UInt8] = []
-        currentView(for: viewer).write(to: &bytes)
-        encodedViews[viewer] = (durable.version, bytes)
-        return bytes
-    }
+    func encodedView(for viewer: Viewer) -> [UInt8] { views.encodedView(of: durable, for: viewer) }
 
     /// The viewer's current view as a `snapshot` push (a new subscriber, or one that fell behind).
     func snapshot(for viewer: Viewer) -> [UInt8] {
@@ -341,7 +327,9 @@ final class GameHub {
         committedThisTurn = []
         // Keyed commands that changed nothing commit only their idempotency record: no new
         // version, so no patch ("every commit" means every change of version).
-        let patches = durable.version == versionBeforeTurn ? [:] : patchesForSubscribers()
+        let patches = durable.version == versionBeforeTurn ? [:]
+            : views.patches(for: subscribers.values.lazy.compactMap(\.viewer), to: durable, from: versionBeforeTurn,
+                            touched: touchedThisTurn)
 
         // Commands with nothing to write that waited behind these commits (barriers) are
         // answered with them: their replies name the new version, so their connections are
@@ -382,32 +370,6 @@ final class GameHub {
         for waiter in entry.waiters { answer(waiter.target, waiter.request.id, replayed: true) }
     }
 
-    /// One patch per distinct viewer with subscribers, re-projecting only what this
-    /// turn's events touched; every connection of that viewer gets the same bytes.
-    private func patchesForSubscribers() -> [Viewer: ViewerPatch] {
-        var patches: [Viewer: ViewerPatch] = [:]
-        let version = durable.version
-        for connection in subscribers.values {
-            guard let viewer = connection.viewer, patches[viewer] == nil else { continue }
-            // Taken out of the cache so the update below owns the view and edits it in place.
-            guard let cached = views.removeValue(forKey: viewer) else { continue }
-            let from = cached.version
-            var current = cached.view
-            let ops: [PatchOp]
-            if from == versionBeforeTurn {
-                ops = updateView(&current, to: durable, for: viewer, touched: touchedThisTurn)
-            } else {
-                let previous = current
-                current = view(durable, for: viewer)
-                ops = JSONPatch.diff(previous, current)
-            }
-            views[viewer] = CachedView(version: version, view: current)
-            patches[viewer] = ViewerPatch(from: from, to: version, view: current,
-                                          bytes: Wire.patch(from: from, to: version, ops: ops))
-        }
-        return patches
-    }
-
     private func deliver(_ patches: [Viewer: ViewerPatch], to connection: ClientConnection) {
         guard let viewer = connection.viewer, let patch = patches[viewer], !connection.isHoldingPatches else { return }
         if connection.sentVersion == patch.from {
@@ -424,73 +386,6 @@ final class GameHub {
             if durable.characters[id]?.tokenHashes.contains(tokenHash) != true {
                 connection.sayGoodbye(.unclaimed)
             }
-        }
-    }
-}
-
-struct ViewerPatch {
-    let from: Int
-    let to: Int
-    let view: JSONValue
-    let bytes: [UInt8]
-}
-
-struct CachedView {
-    let version: Int
-    let view: JSONValue
-}
-
-struct Waiter {
-    let command: Command
-    let request: Request
-    let identity: Identity?
-    let target: ReplyTarget
-}
-
-/// A class, not a struct: it sits in the pending queue, the idempotency map and the turn's
-/// commit list at once, and copying a dozen reference-counted fields at every step showed up
-/// in profiles. Loop thread only.
-final class PendingCommand {
-    let seq: UInt64
-    let request: Request
-    let events: [Event]
-    /// The game version its reply names: after its events, or the version it was decided at.
-    let versionAfter: Int
-    let result: JSONValue
-    let target: ReplyTarget
-    let key: IdempotencyKey?
-    /// The request's digest when it has an idempotency key.
-    let fingerprint: Fingerprint?
-    let onCommitted: ((GameState) -> Void)?
-    /// Copies of a keyed request that arrived while this one was on its way to disk.
-    var waiters: [Waiter] = []
-    /// `result` as the log stores it, for a keyed command: its replies reuse these bytes.
-    var encodedResult: [UInt8]?
-
-    init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
-         key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?) {
-        self.seq = seq
-        self.request = request
-        self.events = events
-        self.versionAfter = versionAfter
-        self.result = result
-        self.target = target
-        self.key = key
-        self.fingerprint = fingerprint
-        self.onCommitted = onCommitted
-    }
-
-    /// Goes to the log: it has events, or an idempotency key whose `ok` reply must be
-    /// remembered even though nothing changed (a retry must replay it, not re-decide).
-    var goesToLog: Bool { !events.isEmpty || key != nil }
-}
-
-extension Event {
-    var revokesTokens: Bool {
-        switch change {
-        case .characterUnclaimed: return true
-        case .characterClaimed(_, _, _, let takeover): return takeover
-        default: return false
         }
     }
 }
