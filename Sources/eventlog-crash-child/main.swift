@@ -1,7 +1,6 @@
-// A child process for the event log's crash test (and a way to run the log benchmark).
+// A child process for the event log's crash tests.
 //
 //   eventlog-crash-child <dbpath> <seed> <count>   append <count> requests, acknowledging each
-//   eventlog-crash-child bench <directory> <events> print LogBenchmark figures
 //   eventlog-crash-child failsync <dbpath> <failures> [again]
 //                                                   commit version 1, then version 2 with the
 //                                                   next <failures> WAL syncs failing; print the
@@ -23,10 +22,6 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-if arguments.count == 4, arguments[1] == "bench" {
-    print(LogBenchmark.run(directory: arguments[2], eventsPerCase: Int(arguments[3]) ?? 10_000))
-    exit(0)
-}
 if (4...5).contains(arguments.count), arguments[1] == "failsync", let failures = Int(arguments[3]) {
     FailingSyncVFS.install()
     do {

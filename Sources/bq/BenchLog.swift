@@ -1,12 +1,13 @@
+import EventLog
 import Foundation
 
 /// A throughput and latency benchmark of the log, run on purpose (never from tests).
-public enum LogBenchmark {
+enum LogBenchmark {
     /// For each synchronous mode (FULL, NORMAL) and batch size (1, 10, 100, 1000 requests per
     /// transaction), appends `eventsPerCase` one-event requests with an idempotency record each,
     /// into a fresh database under `directory`, and reports appends/s and the commit latency
     /// (one `append(batch:)` call) p50 and p99.
-    public static func run(directory: String, eventsPerCase: Int) -> String {
+    static func run(directory: String, eventsPerCase: Int) -> String {
         var lines = ["mode    batch   appends/s   commit p50 ms   commit p99 ms   commits"]
         for mode in [SyncMode.full, .normal] {
             for batchSize in [1, 10, 100, 1000] {
