@@ -11,6 +11,9 @@ public enum RequestDecoder {
         switch fields["id"] {
         case .int(let number)?: id = .int(number)
         case .double(let number)? where wholeNumber(number) != nil: id = .int(wholeNumber(number)!)
+        case .double(let number)? where number.isFinite && number == number.rounded(.towardZero):
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest,
+                "Field `id` must be a string or an integer of at most 64 bits (at most 2^53 written with a fraction or an exponent)")))
         case .string(let text)?: id = .string(text)
         case nil, .null?:
             return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Missing field `id` (a string or an integer)")))
@@ -41,7 +44,9 @@ public enum RequestDecoder {
         if idem != nil {
             var canonical: [UInt8] = []
             canonical.reserveCapacity(256)
-            JSONValue.writeSortedObject(fields, omitting: { $0 == "id" || $0 == "idem" || $0 == "expect" }, into: &canonical)
+            // A retry may spell 5 as 5.0: the same request (the argument is the integer 5).
+            let spelled = wholeNumbersAsIntegers(.object(fields))?.objectValue ?? fields
+            JSONValue.writeSortedObject(spelled, omitting: { $0 == "id" || $0 == "idem" || $0 == "expect" }, into: &canonical)
             fingerprint = String(decoding: canonical, as: UTF8.self)
         }
         return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, fingerprint: fingerprint)
@@ -108,6 +113,33 @@ public enum RequestDecoder {
     }
 }
 
+/// `value` with each whole number written with a fraction or an exponent turned into the integer
+/// it stands for; nil when there is none (the usual case: nothing is copied).
+func wholeNumbersAsIntegers(_ value: JSONValue) -> JSONValue? {
+    switch value {
+    case .double(let number):
+        return wholeNumber(number).map(JSONValue.int)
+    case .array(let items):
+        var result: [JSONValue]?
+        for (index, item) in items.enumerated() {
+            guard let spelled = wholeNumbersAsIntegers(item) else { continue }
+            if result == nil { result = items }
+            result![index] = spelled
+        }
+        return result.map(JSONValue.array)
+    case .object(let members):
+        var result: [String: JSONValue]?
+        for (key, member) in members {
+            guard let spelled = wholeNumbersAsIntegers(member) else { continue }
+            if result == nil { result = members }
+            result![key] = spelled
+        }
+        return result.map(JSONValue.object)
+    default:
+        return nil
+    }
+}
+
 /// The integer a number written with a fraction or an exponent (`2.0`, `2e0`) stands for. Only
 /// up to 2^53, where a double still holds every integer: a bigger one may not be what was written
 /// (the parser keeps no more than a double of a number that is not a plain 64-bit integer).
@@ -115,6 +147,9 @@ func wholeNumber(_ number: Double) -> Int? {
     guard number.magnitude <= 0x1p53, number == number.rounded(.towardZero) else { return nil }
     return Int(number)
 }
+
+/// 2^53, the largest a whole number written with a fraction or an exponent may be.
+let wholeNumberLimit = 1 << 53
 
 /// Typed access to a request's fields; every error names the field and what it must be.
 struct Arguments {
@@ -159,7 +194,14 @@ struct Arguments {
         var value = fields[key]
         if case .double(let number)? = value, number.isFinite, number == number.rounded(.towardZero) {
             guard let exact = wholeNumber(number) else {
-                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+                // Past 2^53 a double may not be the number written (the parser holds a plain
+                // integer past 64 bits as one too): out of a small range either way; for a range
+                // that reaches that far, say what is exact.
+                if range.lowerBound >= -wholeNumberLimit && range.upperBound <= wholeNumberLimit {
+                    throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+                }
+                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be an integer of at most 64 bits "
+                    + "(at most 2^53 written with a fraction or an exponent), got \(number)")
             }
             value = .int(exact)
         }
@@ -178,10 +220,11 @@ struct Arguments {
     }
 
     /// A place in a game's history (a version, a timeline `seq`), 0 or more. A number from 2^63
-    /// up is past every place there is, whichever way it was written (the parser holds it as a
-    /// double, which keeps no trace of that): `Int.max` means the same.
+    /// up, or one from 2^53 up written with a fraction or an exponent, is past every place
+    /// there is (the parser holds either as a double, which may not be the number written):
+    /// `Int.max` means the same.
     func optionalPosition(_ key: String) throws(ProtocolError) -> Int? {
-        if case .double(let number)? = fields[key], number >= 0x1p63 { return Int.max }
+        if case .double(let number)? = fields[key], number >= 0x1p53 { return Int.max }
         return try optionalInt(key, 0...Int.max)
     }
 

@@ -148,7 +148,7 @@ extension Admin {
         guard let operation = command as? any AdminOperation else { return .notAnOperation }
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)
-            ?? words.map { $0.isEmpty || $0.contains(where: \.isWhitespace) ? "\"\($0)\"" : $0 }.joined(separator: " ")
+            ?? words.map(quotedForTheConsole).joined(separator: " ")
         if operation.isDestructive, !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
         do {
             return .output(try operation.perform(context))
@@ -193,4 +193,12 @@ extension AdminOperation {
             }
         }
     }
+}
+
+/// A word as it would be typed at the console: in double quotes, with `\` before a quote or a
+/// backslash inside, when it has blanks or quotes (or is empty); else as it is.
+func quotedForTheConsole(_ word: String) -> String {
+    guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == "\\" }) else { return word }
+    let escaped = word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    return "\"" + escaped + "\""
 }

@@ -76,6 +76,7 @@ struct Play: ParsableCommand {
         case .started: break
         case .refused: throw ExitCode(1)
         case .noReply: throw ExitCode(Admin.exitUnconfirmed)
+        case .noAnswer: throw ExitCode(2)
         }
         let outcome: PlaySession.Outcome
         switch mode {

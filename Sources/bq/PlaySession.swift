@@ -212,8 +212,9 @@ final class PlaySession: @unchecked Sendable {
     // MARK: Running
 
     /// Subscribes, shows the home screen and, interactively, starts printing live updates.
-    /// How subscribing ended: a `noReply` is the server's silence, not a refusal (exit 75).
-    enum Start { case started, refused, noReply }
+    /// How subscribing ended: a `noReply` is the server's silence (exit 75), a `noAnswer` a
+    /// connection that failed otherwise (exit 2, as at sign-in); neither is a refusal.
+    enum Start { case started, refused, noReply, noAnswer }
 
     func start() -> Start {
         let shown = ShownView()
@@ -225,7 +226,7 @@ final class PlaySession: @unchecked Sendable {
         } catch {
             refused(error.description)
             if case .timedOut = error { return .noReply }
-            return .refused
+            return error.refusal == nil ? .noAnswer : .refused
         }
         guard mode == .interactive else { return .started }
         let home = client.mirrorSnapshot
@@ -245,7 +246,7 @@ final class PlaySession: @unchecked Sendable {
     private func announce(version: Int, view: JSONValue, shown: ShownView) -> Bool {
         guard let shift = shown.advance(to: version, view: view), let before = shift.view else { return false }
         var lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style),
-                                                                severalCommits: version - shift.version > 1)
+                                                                severalCommits: shift.catchingUp && version - shift.version > 1)
         if lines.isEmpty { return false }
         // Caught up after a reconnect: several changes told at once, some as their sum.
         if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }
@@ -361,7 +362,8 @@ final class PlaySession: @unchecked Sendable {
                 return .failed
             }
             // `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
-            refused(name.hasPrefix("-") ? "Unknown option \(name) (bq play --help lists them)." : "Unknown command \(name). Type help for the list.")
+            refused(name.hasPrefix("-") && mode == .oneShot ? "Unknown option \(name) (bq play --help lists them)."
+                : "Unknown command \(name). Type help for the list.")
             return .usage
         }
         return .ok

@@ -278,7 +278,8 @@ struct PlayView {
         // does not tell.
         case "reward_unlocked": text = "Gift unlocked: “\(title)”" + (from.map { " from \($0)" } ?? "")
         case "secret_discovered":
-            // Marked done by the organizer before anyone found it: found in the same commit.
+            // Marked done by the organizer before anyone found it: found in the same commit, so
+            // the completion's time (one event stamps both) is this entry's.
             let dare = entry["ref"]?.stringValue.flatMap { json["challenges"]?[$0] }
             let forced = dare?["forced"]?.boolValue == true && dare?["completed_at"] == entry["at"]
             let by = from.map { " by \($0)" } ?? ""

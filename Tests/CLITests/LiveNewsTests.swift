@@ -37,6 +37,7 @@ import Testing
         #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
         #expect(mia.output.waitFor("Points: 45 ✦"))
         #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("in all"), "live, one adjustment beside a completion is not a sum: \(mia.output.text)")
     }
 
     @Test func dareEditsAreNewsToTheOrganizerAndOwnDoingsAreNotNewsToTheirAuthor() throws {

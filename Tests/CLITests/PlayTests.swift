@@ -213,6 +213,9 @@ import Testing
         let asked = try BQProcess.run(["play"] + server.address + ["--character", "sam"], home: home,
                                       stdin: "adjust-points -5 --reason \"pipe test\"\nn\n")
         #expect(asked.out.contains(#"adjust-points -5 --reason "pipe test": are you sure?"#), "\(asked.out)")
+        let quoting = try BQProcess.run(["play"] + server.address + ["--character", "sam"], home: home,
+                                        stdin: #"adjust-points -5 --reason "say \"hi\"""# + "\nn\n")
+        #expect(quoting.out.contains(#"--reason "say \"hi\"": are you sure?"#), "as it would be typed again: \(quoting.out)")
         let option = try BQProcess.run(["play"] + server.address + ["--bogus", "whoami"], home: home)
         #expect(option.status == 64)
         #expect(option.err.contains("Unknown option --bogus"), "\(option.err)")

@@ -19,7 +19,7 @@ import Testing
             }
         }
         defer { fake.stop() }
-        let result = try BQProcess.run(["play", "--port", String(fake.port), "--timeout", "0.5", "--character", "mia", "whoami"],
+        let result = try BQProcess.run(["play", "--port", String(fake.port), "--timeout", "2", "--character", "mia", "whoami"],
                                        home: try makeTemporaryDirectory())
         #expect(result.status == 75, "\(result.err)")
         #expect(result.err.contains("no reply to subscribe in time"), "\(result.err)")

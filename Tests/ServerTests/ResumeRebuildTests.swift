@@ -1,3 +1,4 @@
+@testable import EventLog
 import Foundation
 import JSON
 @testable import Server
@@ -37,6 +38,27 @@ import Testing
         #expect(resumer.mirrorVersion == 3)
         #expect(resumer.problems.isEmpty, "\(resumer.problems)")
         try server.stop()
+    }
+
+    /// A log with a version missing (changed by hand under the server) gives no past view: the
+    /// resume gets a snapshot of the present, not a patch from a view that never was.
+    @Test func aResumeAcrossAGapInTheLogGetsASnapshot() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        _ = try admin.signInAsAdmin()
+        for index in 0..<4 { try admin.ok("adjust_points", ["delta": 1, "reason": .string("step \(index)")]) }
+        let store = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .off))
+        try store.executeForTesting("DELETE FROM events WHERE game = 'main' AND version = 3")
+        store.close()
+
+        let resumer = try server.connect()
+        _ = try resumer.signInAsAdmin()
+        let reply = try resumer.reply(to: resumer.send("subscribe", ["since": 4]))
+        #expect(reply["result"]?["mode"] == "snapshot", "\(reply.serialized())")
+        #expect(try resumer.readMessage()?["push"] == "snapshot")
     }
 
     /// A resume whose rebuild is under way at shutdown gets its one reply, `unavailable` (the

@@ -196,6 +196,7 @@ struct TCPTests {
         let peerResult = Locked<(lines: Int, bytes: Int, error: String?)>((0, 0, nil))
         var drains = 0
         var serverConnection: TCPConnection?
+        let nextTurn = try LoopTimer(loop: loop)
         let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             serverConnection = connection
             connection.onDrain = {
@@ -204,9 +205,15 @@ struct TCPTests {
                 connection.closeAfterFlush()
             }
             connection.write(gathering: payload)
-            // The peer has not read a byte: none of it can have been taken off the queue.
             #expect(connection.queuedWriteBytes == total)
-            startReading.signal()
+            // A loop turn later the kernel holds all it can and the peer has read nothing: the
+            // write is not done, so no drain yet. Only then may the peer read.
+            nextTurn.start(afterMilliseconds: 0) {
+                #expect(drains == 0)
+                #expect(connection.queuedWriteBytes == total)
+                nextTurn.close()
+                startReading.signal()
+            }
         }
         readLinesOnNewThread(port: port, after: startReading, peerDone: notify) { line in
             peerResult.withLock { $0.lines += 1; $0.bytes += line.count + 1 }

@@ -6,7 +6,7 @@ import Testing
 /// Another process holding SQLite's write lock (a backup, a stray `sqlite3` shell): commits
 /// fail with `unavailable` once the busy timeout runs out, reads keep being served from
 /// memory, nothing half-happens, and everything works again once the lock is gone.
-@Suite struct StorageFailureTests {
+@Suite struct LockedLogTests {
     @Test func aLockedDatabaseRefusesMutationsKeepsReadsAndRecovers() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
