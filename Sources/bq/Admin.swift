@@ -149,7 +149,13 @@ extension Admin {
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)
             ?? words.map(quotedForTheConsole).joined(separator: " ")
-        if operation.isDestructive, !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
+        if operation.isDestructive {
+            // Not asked about what the game already shows done: the answer would not matter.
+            if let view = try? context.client.fetchState().view, let refusal = operation.alreadyDone(in: view) {
+                return .refused(.refused(refusal))
+            }
+            if !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
+        }
         do {
             return .output(try operation.perform(context))
         } catch {
@@ -175,10 +181,14 @@ protocol AdminOperation: ParsableCommand {
     var isDestructive: Bool { get }
     /// Does the operation and returns what to show.
     func perform(_ context: AdminContext) throws(ClientError) -> [String]
+    /// The refusal the server would give because `view` shows the operation's work already done
+    /// (the reward unlocked, say), if so: the console then says it without asking first.
+    func alreadyDone(in view: JSONValue) -> ServerRefusal?
 }
 
 extension AdminOperation {
     var isDestructive: Bool { false }
+    func alreadyDone(in view: JSONValue) -> ServerRefusal? { nil }
 
     func run() throws {
         try connection.withContext { context in

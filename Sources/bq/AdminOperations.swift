@@ -21,6 +21,12 @@ struct AdminForceComplete: AdminOperation {
     @Argument(help: "Challenge id, e.g. c07.") var challenge: String
     var isDestructive: Bool { true }
 
+    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
+        guard let found = view["challenges"]?[challenge], found["status"] == "completed" else { return nil }
+        return ServerRefusal(op: "force_complete", code: "already_completed",
+                             message: "\"\(found["title"]?.stringValue ?? challenge)\" is already completed")
+    }
+
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let reply = try context.client.request("force_complete", ["challenge": .string(challenge)])
         return context.done("Completed \(challenge). Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
@@ -34,6 +40,12 @@ struct AdminForceUnlock: AdminOperation {
     @Argument(help: "Reward id, e.g. r03.") var reward: String
     @Flag(name: .customLong("no-deduct"), help: "Unlock for free.") var noDeduct = false
     var isDestructive: Bool { true }
+
+    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
+        guard let found = view["rewards"]?[reward], found["unlocked"] == true else { return nil }
+        return ServerRefusal(op: "force_unlock", code: "already_unlocked",
+                             message: "\"\(found["title"]?.stringValue ?? reward)\" is already unlocked")
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         // The reply says whether the badge is unlocked, not whether this unlock did it: an
@@ -49,6 +61,11 @@ struct AdminFinalBadge: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "final-badge", abstract: "Trigger the final badge now.")
     @OptionGroup var connection: AdminConnectionOptions
     var isDestructive: Bool { true }
+
+    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
+        guard view["game"]?["final_badge"] == true else { return nil }
+        return ServerRefusal(op: "trigger_final_badge", code: "already_unlocked", message: "The final badge is already unlocked")
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         context.done("The final badge is unlocked.", try context.client.request("trigger_final_badge"))

@@ -162,6 +162,19 @@ import Testing
         #expect(console.out.contains("Cancelled."))
     }
 
+    /// Asking "are you sure?" about what the game already shows done would be a question whose
+    /// answer does not matter: the console says it is done instead.
+    @Test func theConsoleDoesNotAskAboutWhatIsAlreadyDone() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try BQProcess.run(["admin", "console"] + server.adminFlags,
+                                        stdin: "force-unlock r01 --no-deduct\ny\nforce-unlock r01\nfinal-badge\ny\nfinal-badge\nquit\n")
+        #expect(console.status == 0, "\(console.err)")
+        #expect(console.out.components(separatedBy: "are you sure?").count - 1 == 2, "asked once each, not again: \(console.out)")
+        #expect(console.out.contains("is already unlocked"), "\(console.out)")
+        #expect(console.out.contains("The final badge is already unlocked"), "\(console.out)")
+    }
+
     @Test func consoleAsksBeforeDestructiveOperations() throws {
         let server = try ServerProcess()
         defer { server.stop() }
