@@ -86,7 +86,11 @@ public final class GameServer {
         self.clock = clock
         self.steadyClock = steadyClock
         ignoreSIGPIPE()
-        unblockSignals([SIGTERM, SIGINT])
+        // Unblocked once the loop's signal watchers exist, on every way out of here: `bq serve`
+        // blocks them while it starts the server, so that a SIGTERM while the log loads waits
+        // and then stops the server cleanly; and a process started with them blocked by its
+        // parent would otherwise never see them.
+        defer { unblockSignals([SIGTERM, SIGINT]) }
         let seed = GameLoader.Seed(path: config.seedPath)
         try Self.checkSeedForFirstLaunch(seed, config: config)
         try Self.makeDataDirectory(config)

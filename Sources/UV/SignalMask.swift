@@ -5,9 +5,21 @@ import Glibc
 /// that had SIGTERM blocked would otherwise never see it, and libuv's signal
 /// watcher would wait forever.
 public func unblockSignals(_ signals: [Int32]) {
+    changeSignalMask(SIG_UNBLOCK, signals)
+}
+
+/// Blocks signals for the calling thread (and the threads it starts later): one that arrives
+/// meanwhile waits, pending, until `unblockSignals`, when its handler (a libuv watcher by then)
+/// gets it. A server's start-up does this so that SIGTERM while it loads is a clean stop, not a
+/// death by the signal's default action.
+public func blockSignals(_ signals: [Int32]) {
+    changeSignalMask(SIG_BLOCK, signals)
+}
+
+private func changeSignalMask(_ how: Int32, _ signals: [Int32]) {
     // The set lives on this stack frame for the duration of the call only.
     var set = sigset_t()
     sigemptyset(&set)
     for signal in signals { sigaddset(&set, signal) }
-    pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    pthread_sigmask(how, &set, nil)
 }

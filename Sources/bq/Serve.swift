@@ -37,6 +37,9 @@ struct Serve: ParsableCommand {
         if descriptors < descriptorsNeeded {
             logger.warning("only \(descriptors) open files allowed (ulimit -n): connections past about \(max(0, descriptors - 64)) will fail to be accepted, not only those past max_connections \(config.limits.maxConnections)")
         }
+        // Until the server's signal watchers are in place (it unblocks them then): a SIGTERM
+        // during start-up (a long log to load) is a clean stop, exit 0, not a death by signal.
+        blockSignals([SIGTERM, SIGINT])
         let server: GameServer
         do {
             server = try GameServer(config: config, logger: logger)

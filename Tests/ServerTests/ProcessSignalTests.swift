@@ -8,6 +8,15 @@ import Testing
     static let clients = 4
     static let warmAfter = 40
 
+    /// A SIGTERM while the server starts (a long log to load) is a clean stop once it runs,
+    /// exit 0, not a death by the signal's default action before its watchers exist.
+    @Test func aSigtermDuringStartUpIsACleanStop() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let bq = try BQProcess(dataDirectory: dir.path, signalAtSpawn: SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+    }
+
     /// Runs load against a fresh `bq serve`, sends the signal once every client is warm.
     static func loadThenSignal(_ signal: Int32, dataDirectory: String) throws -> (BQProcess, [LoadClient]) {
         let bq = try BQProcess(dataDirectory: dataDirectory)

@@ -13,7 +13,9 @@ final class BQProcess: @unchecked Sendable {
     private let status = LockedBox<Int32?>(nil)
 
     /// `environment` is added to (and overrides) the defaults: the test admin key, full fsync.
-    init(dataDirectory: String, environment extra: [String: String] = [:]) throws {
+    /// `signalAtSpawn` is sent the moment the child exists, and the child starts with it blocked:
+    /// it is pending through the whole start-up, as a signal sent while the log loads would be.
+    init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
@@ -34,9 +36,10 @@ final class BQProcess: @unchecked Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        if let signalAtSpawn { sigaddset(&mask, signalAtSpawn) }
+        posix_spawnattr_setsigmask(&attributes, &mask)
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGTERM)
@@ -59,6 +62,7 @@ final class BQProcess: @unchecked Sendable {
             throw HarnessError("posix_spawn failed: \(spawned)")
         }
         pid = child
+        if let signalAtSpawn { kill(child, signalAtSpawn) }
         let spawnedPID = child
         let status = self.status
         let exited = self.exited
