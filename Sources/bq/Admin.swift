@@ -114,7 +114,8 @@ struct AdminConnectionOptions: ParsableArguments {
         } catch {
             client.close()
             terminal.error("bq admin: \(String(describing: error).terminalSafe)")
-            throw ExitCode(1)
+            // A refusal (a wrong key) is 1; a server that does not answer is none to talk to, 2.
+            throw ExitCode(error.refusal == nil ? 2 : 1)
         }
         defer { client.close() }
         try body(AdminContext(client: client, terminal: terminal))

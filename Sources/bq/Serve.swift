@@ -44,7 +44,9 @@ struct Serve: ParsableCommand {
         do {
             server = try GameServer(config: config, logger: logger)
         } catch {
-            FileHandle.standardError.write(Data("bq serve: \(error)\n".utf8))
+            // One problem per line (a seed's, say), each said to be the server's.
+            let lines = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { "bq serve: \($0)\n" }
+            FileHandle.standardError.write(Data(lines.joined().utf8))
             throw ExitCode(1)
         }
         // The one line scripts and tests wait for.

@@ -2,8 +2,9 @@ import Foundation
 import JSON
 import Testing
 
-/// A server that signs a one-shot in and then says nothing more: the silence is "no reply in
-/// time" (exit 75, as the README's table says), not a refusal (exit 1).
+/// A server that goes silent. After the sign-in, the silence is "no reply in time" (exit 75, as
+/// the README's table says); at the sign-in, there is no server to talk to (2); neither is a
+/// refusal (1).
 @Suite struct SilentServerTests {
     @Test func aSubscribeThatGetsNoReplyIsExitSeventyFive() throws {
         let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
@@ -23,5 +24,16 @@ import Testing
                                        home: try makeTemporaryDirectory())
         #expect(result.status == 75, "\(result.err)")
         #expect(result.err.contains("no reply to subscribe in time"), "\(result.err)")
+    }
+
+    /// `bq admin` whose sign-in gets no answer has no server to talk to (2), as `bq play` says;
+    /// 1 is for a refusal.
+    @Test func anAdminSignInThatGetsNoReplyIsExitTwo() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let fake = FakeServer(hello: hello) { _ in [] }
+        defer { fake.stop() }
+        let result = try BQProcess.run(["admin", "set-day", "3", "--port", String(fake.port), "--key", "k", "--timeout", "2"])
+        #expect(result.status == 2, "\(result.err)")
+        #expect(result.err.contains("no reply to admin in time"), "\(result.err)")
     }
 }

@@ -92,6 +92,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
     }
 
+    /// A seed with several problems is refused with one line for each, every one of them said
+    /// to be the server's, as `bq seed` lists them (docs/seed.md).
+    @Test func serveListsEachProblemOfABadSeedOnALineOfItsOwn() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        var seed = try String(contentsOfFile: Repo.seedPath, encoding: .utf8)
+        seed = seed.replacingOccurrences(of: #""from_character": "sam""#, with: #""from_character": "sammy""#)
+        seed = seed.replacingOccurrences(of: #""role": "friend""#, with: #""role": "birthday""#)
+        try seed.write(toFile: dir.path + "/bad.json", atomically: true, encoding: .utf8)
+        let run = try BQRun.run(["serve", "--port", "0", "--data", dir.path + "/data", "--seed", "bad.json"],
+                                workingDirectory: dir.path)
+        #expect(run.ending == .exited(1))
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count >= 2, "\(run.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("bq serve: bad.json: ") }, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
+    }
+
     @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
