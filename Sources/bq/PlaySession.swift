@@ -211,11 +211,11 @@ final class PlaySession: @unchecked Sendable {
 
     // MARK: Running
 
-    /// Subscribes, shows the home screen and, interactively, starts printing live updates.
     /// How subscribing ended: a `noReply` is the server's silence (exit 75), a `noAnswer` a
     /// connection that failed otherwise (exit 2, as at sign-in); neither is a refusal.
     enum Start { case started, refused, noReply, noAnswer }
 
+    /// Subscribes, shows the home screen and, interactively, starts printing live updates.
     func start() -> Start {
         let shown = ShownView()
         // In place before the subscribe: a connection lost (and found again) in the moment

@@ -330,8 +330,8 @@ struct PlayView {
 
     /// One line per change a person cares about between two versions of the view. The
     /// timeline's entries come first, in the order they happened; then how things stand now.
-    /// `severalCommits`: the two versions are more than one change apart (news caught up after
-    /// a reconnect, say), so what is told is the sum of them.
+    /// `severalCommits`: news caught up after a reconnect, more than one change apart, so what
+    /// is told (an adjustment, say) is the sum of them.
     func changes(from old: PlayView, severalCommits: Bool = false) -> [String] {
         var lines: [String] = []
         for entry in timeline.dropFirst(old.timeline.count) {
