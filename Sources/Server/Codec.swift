@@ -21,6 +21,20 @@ public enum Codec {
         return Event(at: stored.at, actor: Actor(logName: stored.actor), change: change)
     }
 
+    /// Applies `stored` to `state` when it is the next version, the one rule every replay of the
+    /// log follows (start-up, `bq verify`, rebuilding a past view); else says what is wrong, and
+    /// `state` is as it was.
+    static func applyNext(_ stored: StoredEvent, to state: inout GameState) throws(ReplayProblem) {
+        guard stored.version == Int64(state.version + 1) else {
+            throw .gap(found: stored.version, after: state.version)
+        }
+        do {
+            state.apply(try event(stored))
+        } catch {
+            throw .unreadable(version: stored.version, type: stored.type, error: "\(error)")
+        }
+    }
+
     /// The whole state at its version, for a faster start-up and for rebuilding past views.
     public static func snapshot(_ state: GameState) throws -> Snapshot {
         Snapshot(version: Int64(state.version), state: try encode(state))
@@ -35,5 +49,20 @@ public enum Codec {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// Why a stored event cannot be applied next.
+enum ReplayProblem: Error, CustomStringConvertible {
+    /// The log skips from `after` to `found`.
+    case gap(found: Int64, after: Int)
+    /// The event's payload does not decode (a log edited by hand, or written by a newer version).
+    case unreadable(version: Int64, type: String, error: String)
+
+    var description: String {
+        switch self {
+        case .gap(let found, let after): "version \(found) follows \(after): the log has a gap"
+        case .unreadable(let version, let type, let error): "event \(version) (\(type)) cannot be read: \(error)"
+        }
     }
 }

@@ -31,13 +31,10 @@ public enum GameLoader {
             let batch = try store.events(game: game, after: Int64(state.version), limit: 10_000)
             if batch.isEmpty { break }
             for stored in batch {
-                guard stored.version == Int64(state.version + 1) else {
-                    throw ServerError.startup("Game \(game): version \(stored.version) follows \(state.version); the log has a gap")
-                }
                 do {
-                    state.apply(try Codec.event(stored))
+                    try Codec.applyNext(stored, to: &state)
                 } catch {
-                    throw ServerError.startup("Game \(game): event \(stored.version) (\(stored.type)) cannot be read (\(error))")
+                    throw ServerError.startup("Game \(game): \(error)")
                 }
             }
         }
