@@ -86,11 +86,6 @@ public final class GameServer {
         self.clock = clock
         self.steadyClock = steadyClock
         ignoreSIGPIPE()
-        // Unblocked once the loop's signal watchers exist, on every way out of here: `bq serve`
-        // blocks them while it starts the server, so that a SIGTERM while the log loads waits
-        // and then stops the server cleanly; and a process started with them blocked by its
-        // parent would otherwise never see them.
-        defer { unblockSignals([SIGTERM, SIGINT]) }
         let seed = GameLoader.Seed(path: config.seedPath)
         try Self.checkSeedForFirstLaunch(seed, config: config)
         try Self.makeDataDirectory(config)
@@ -124,6 +119,12 @@ public final class GameServer {
             abandonStart()
             throw error
         }
+        // Only now, with the loop's signal watchers in place: `bq serve` blocks them while it
+        // starts the server, so that a SIGTERM while the log loads waits, pending, and then
+        // stops the server cleanly (a start that fails keeps them blocked, and its error is
+        // printed rather than cut short by the signal); and a process started with them
+        // blocked by its parent would otherwise never see them.
+        unblockSignals([SIGTERM, SIGINT])
     }
 
     /// A first launch needs the seed: a bad one is refused before anything is created.

@@ -11,7 +11,8 @@ public func unblockSignals(_ signals: [Int32]) {
 /// Blocks signals for the calling thread (and the threads it starts later): one that arrives
 /// meanwhile waits, pending, until `unblockSignals`, when its handler (a libuv watcher by then)
 /// gets it. A server's start-up does this so that SIGTERM while it loads is a clean stop, not a
-/// death by the signal's default action.
+/// death by the signal's default action. The mask is per thread: called while the process has
+/// one thread (as `bq serve` does, before it starts the server), it holds for the whole process.
 public func blockSignals(_ signals: [Int32]) {
     changeSignalMask(SIG_BLOCK, signals)
 }

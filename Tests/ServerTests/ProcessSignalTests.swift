@@ -1,4 +1,5 @@
 import Foundation
+@testable import EventLog
 import JSON
 import Testing
 
@@ -14,6 +15,32 @@ import Testing
         let dir = try TempDirectory()
         defer { dir.remove() }
         let bq = try BQProcess(dataDirectory: dir.path, signalAtSpawn: SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+    }
+
+    /// The same for a server started with nothing blocked and signalled while it waits for its
+    /// log (another connection holds it): `bq serve` holds the signal from before the server
+    /// starts until it is up.
+    @Test func aSigtermWhileStartUpWaitsForTheLogIsACleanStop() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try BQProcess(dataDirectory: dir.path)
+        first.signal(SIGTERM)
+        #expect(first.waitForExit() == .exited(0))
+        let holder = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .off))
+        try holder.executeForTesting("PRAGMA locking_mode=EXCLUSIVE")
+        try holder.executeForTesting("BEGIN EXCLUSIVE; COMMIT")
+        let bq = try BQProcess(dataDirectory: dir.path, environment: ["BQ_BUSY_TIMEOUT_MS": "60000"], waitsForAddress: false)
+        // No signal says "blocked now": the child's mask is polled until it shows the block,
+        // which comes before the log is opened, where the held lock keeps it waiting.
+        var blocked = false
+        for _ in 0..<10_000 where !blocked {
+            blocked = bq.blocks(SIGTERM)
+            if !blocked { usleep(2_000) }
+        }
+        #expect(blocked, "bq serve never blocked SIGTERM during its start-up")
+        bq.signal(SIGTERM)
+        holder.close()
         #expect(bq.waitForExit() == .exited(0))
     }
 

@@ -15,7 +15,9 @@ final class BQProcess: @unchecked Sendable {
     /// `environment` is added to (and overrides) the defaults: the test admin key, full fsync.
     /// `signalAtSpawn` is sent the moment the child exists, and the child starts with it blocked:
     /// it is pending through the whole start-up, as a signal sent while the log loads would be.
-    init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil) throws {
+    /// Without `waitsForAddress` the child is not waited for (its `port` is 0).
+    init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil,
+         waitsForAddress: Bool = true) throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
@@ -73,7 +75,8 @@ final class BQProcess: @unchecked Sendable {
             exited.signal()
         }.start()
 
-        // Stdout is read on its own thread: the one line we wait for, then EOF.
+        // Stdout is read on its own thread: the one line we wait for, then EOF. (Read even when
+        // not waited for: a server whose stdout nobody reads dies writing its address.)
         let found = LockedBox<Int?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let reader = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
@@ -91,6 +94,10 @@ final class BQProcess: @unchecked Sendable {
             }
             ready.signal()
         }.start()
+        guard waitsForAddress else {
+            port = 0
+            return
+        }
         guard ready.wait(timeout: .now() + 60) == .success, let port = found.value else {
             kill(spawnedPID, SIGKILL)
             throw HarnessError("bq serve did not print its address")
@@ -99,6 +106,14 @@ final class BQProcess: @unchecked Sendable {
     }
 
     func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Whether the child's main thread has `number` blocked (`SigBlk` in /proc/PID/status).
+    func blocks(_ number: Int32) -> Bool {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return mask & (1 << UInt64(number - 1)) != 0
+    }
 
     /// The child's resident set size, from /proc/PID/status; 0 when unreadable.
     func residentBytes() -> Int {
