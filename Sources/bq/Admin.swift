@@ -114,7 +114,8 @@ struct AdminConnectionOptions: ParsableArguments {
         } catch {
             client.close()
             terminal.error("bq admin: \(String(describing: error).terminalSafe)")
-            // A refusal (a wrong key) is 1; a server that does not answer is none to talk to, 2.
+            // A refusal (a wrong key) is 1; a server that does not answer is none to talk to, 2
+            // (as `bq play` has it: nothing was asked of it yet).
             throw ExitCode(error.refusal == nil ? 2 : 1)
         }
         defer { client.close() }
@@ -200,7 +201,7 @@ extension AdminOperation {
                 throw ExitCode(Admin.exitUnconfirmed)
             } catch {
                 context.terminal.error(error.description.terminalSafe)
-                throw ExitCode(1)
+                throw ExitCode(error.exitStatus)
             }
         }
     }

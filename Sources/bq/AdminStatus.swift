@@ -80,7 +80,7 @@ struct AdminWatch: ParsableCommand {
             try context.client.subscribe()
         } catch {
             terminal.error(error.description.terminalSafe)
-            throw ExitCode(1)
+            throw ExitCode(error.exitStatus)
         }
         var shownVersion = -1
         while true {

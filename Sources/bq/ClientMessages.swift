@@ -94,3 +94,16 @@ func isYes(_ answer: String?) -> Bool {
     let said = answer?.trimmingCharacters(in: .whitespaces).lowercased()
     return said == "y" || said == "yes"
 }
+
+extension ClientError {
+    /// How a one-shot that ends with this error exits, as the README's table says: 1 refused,
+    /// 75 no reply in time (to a change, which may or may not have been made, or to a read),
+    /// 2 no server to talk to (the connection lost and not found again, a full server).
+    var exitStatus: Int32 {
+        switch self {
+        case .refused: 1
+        case .timedOut, .unconfirmed: Admin.exitUnconfirmed
+        default: 2
+        }
+    }
+}

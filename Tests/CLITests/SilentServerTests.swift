@@ -36,4 +36,17 @@ import Testing
         #expect(result.status == 2, "\(result.err)")
         #expect(result.err.contains("no reply to admin in time"), "\(result.err)")
     }
+
+    /// Signed in, `bq admin status` whose read gets no reply is "no reply in time" (75), as
+    /// `bq play`'s subscribe is, not a refusal (1).
+    @Test func anAdminReadThatGetsNoReplyIsExitSeventyFive() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let fake = FakeServer(hello: hello) { request in
+            request["op"] == "admin" ? [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["role": "admin"]]] : []
+        }
+        defer { fake.stop() }
+        let result = try BQProcess.run(["admin", "status", "--port", String(fake.port), "--key", "k", "--timeout", "2"])
+        #expect(result.status == 75, "\(result.err)")
+        #expect(result.err.contains("in time"), "\(result.err)")
+    }
 }
