@@ -245,8 +245,10 @@ final class PlaySession: @unchecked Sendable {
     /// changes since then, like a patch.
     private func announce(version: Int, view: JSONValue, shown: ShownView) -> Bool {
         guard let shift = shown.advance(to: version, view: view), let before = shift.view else { return false }
-        var lines = PlayView(json: view, style: style).changes(from: PlayView(json: before, style: style),
-                                                                severalCommits: shift.catchingUp && version - shift.version > 1)
+        let now = PlayView(json: view, style: style), then = PlayView(json: before, style: style)
+        // More than one change the timeline does not account for: an adjustment told may be a sum.
+        let unexplained = version - shift.version - (now.timeline.count - then.timeline.count)
+        var lines = now.changes(from: then, severalCommits: unexplained > 1)
         if lines.isEmpty { return false }
         // Caught up after a reconnect: several changes told at once, some as their sum.
         if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }

@@ -330,8 +330,9 @@ struct PlayView {
 
     /// One line per change a person cares about between two versions of the view. The
     /// timeline's entries come first, in the order they happened; then how things stand now.
-    /// `severalCommits`: news caught up after a reconnect, more than one change apart, so what
-    /// is told (an adjustment, say) is the sum of them.
+    /// `severalCommits`: more than one change between the two that the timeline does not
+    /// account for (news caught up after a reconnect, or changes committed together), so an
+    /// adjustment told may be the sum of several.
     func changes(from old: PlayView, severalCommits: Bool = false) -> [String] {
         var lines: [String] = []
         for entry in timeline.dropFirst(old.timeline.count) {

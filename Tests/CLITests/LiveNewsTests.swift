@@ -40,6 +40,34 @@ import Testing
         #expect(!mia.output.text.contains("in all"), "live, one adjustment beside a completion is not a sum: \(mia.output.text)")
     }
 
+    /// Two adjustments committed together reach a subscriber as one patch: told as their sum,
+    /// said to be one.
+    @Test func adjustmentsMergedInOnePatchAreToldAsASum() throws {
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": Self.view]]
+            case "discover_secrets":
+                return [["push": "patch", "from": 1, "to": 3, "ops": [
+                            ["op": "replace", "path": "/game/points", "value": 10],
+                            ["op": "replace", "path": "/game/earned", "value": 10]]],
+                        ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦ in all"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+    }
+
     @Test func dareEditsAreNewsToTheOrganizerAndOwnDoingsAreNotNewsToTheirAuthor() throws {
         let server = try ServerProcess()
         defer { server.stop() }
