@@ -138,8 +138,11 @@ extension Admin {
     /// Runs an operation from a console line (`typed`, when known, as the person typed it): its
     /// help when asked for, the parse, a confirmation before a destructive one (`confirm` gets
     /// the question), the operation.
+    /// `currentView`, when given, is the game as it stands, for not asking about what it
+    /// already shows done; given only to a person at a terminal (from a pipe, the next line is
+    /// the answer, asked or not, so the question always comes).
     static func runConsoleLine(_ words: [String], typed: String? = nil, context: AdminContext,
-                               confirm: (String) -> Bool) -> ConsoleLine {
+                               currentView: (() -> JSONValue?)? = nil, confirm: (String) -> Bool) -> ConsoleLine {
         if let help = subcommandHelp(words) { return .output([help]) }
         let command: any ParsableCommand
         do {
@@ -153,7 +156,7 @@ extension Admin {
             ?? words.map(quotedForTheConsole).joined(separator: " ")
         if operation.isDestructive {
             // Not asked about what the game already shows done: the answer would not matter.
-            if let view = try? context.client.fetchState().view, let refusal = operation.alreadyDone(in: view) {
+            if let view = currentView?(), let refusal = operation.alreadyDone(in: view) {
                 return .refused(.refused(refusal))
             }
             if !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Client
 import Foundation
+import JSON
 
 struct AdminConsole: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -64,7 +65,11 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
-            let outcome = Admin.runConsoleLine(words, typed: line, context: context, confirm: terminal.confirm)
+            // A quick look (the console keeps no copy of the game): a slow server is asked anyway.
+            let currentView: (() -> JSONValue?)? = Terminal.stdinIsTerminal
+                ? { (try? context.client.request("state", [:], timeout: 2))?.result["state"] } : nil
+            let outcome = Admin.runConsoleLine(words, typed: line, context: context, currentView: currentView,
+                                               confirm: terminal.confirm)
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)

@@ -1,4 +1,5 @@
 import Client
+import JSON
 
 /// The organizer plays from `bq play` like everyone else, and runs the game from there too: the
 /// server lets the organizer's character do every organizer operation, so the operations of
@@ -11,7 +12,10 @@ extension PlaySession {
     /// Runs an organizer tool; nil when `words` names none.
     func organizerTool(_ words: [String]) -> Outcome? {
         guard let name = words.first?.lowercased(), Self.organizerTools.contains(name) else { return nil }
-        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal, showsVersions: false)) {
+        // The game as this session shows it: subscribed, it needs no request.
+        let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal ? { [client] in client.view } : nil
+        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal, showsVersions: false),
+                                           currentView: currentView) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }
