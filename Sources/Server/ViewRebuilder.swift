@@ -75,7 +75,9 @@ final class ViewRebuilder {
             guard state.version == version else { return nil }
             return Views.view(state, for: viewer)
         } catch {
-            logger.warning("cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
+            // A log that does not replay is damage to look at; a read that failed may pass.
+            let level: Logger.Level = error is ReplayProblem ? .error : .warning
+            logger.log(level: level, "cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
             return nil
         }
     }

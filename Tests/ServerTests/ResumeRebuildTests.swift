@@ -41,7 +41,8 @@ import Testing
     }
 
     /// A log with a version missing (changed by hand under the server) gives no past view: the
-    /// resume gets a snapshot of the present, not a patch from a view that never was.
+    /// resume gets a snapshot of the present, not a patch from a view that never was. (Both the
+    /// gap rule of `Codec.applyNext` and the rebuild's count of versions see this one.)
     @Test func aResumeAcrossAGapInTheLogGetsASnapshot() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
