@@ -13,9 +13,10 @@ extension PlaySession {
     func organizerTool(_ words: [String]) -> Outcome? {
         guard let name = words.first?.lowercased(), Self.organizerTools.contains(name) else { return nil }
         // The game as this session shows it: subscribed, it needs no request.
-        let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal ? { [client] in client.view } : nil
-        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: AdminContext(client: client, terminal: terminal, showsVersions: false),
-                                           currentView: currentView) {
+        let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
+            ? { [client] in client.view } : nil
+        let context = AdminContext(client: client, terminal: terminal, showsVersions: false)
+        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }
