@@ -8,20 +8,9 @@ import Testing
     /// A server for Mia whose answer to `discover_secrets` waits until `release` is signalled:
     /// a command that runs for as long as the test wants.
     private static func slowToDiscover(_ release: DispatchSemaphore) -> FakeServer {
-        FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "claim":
-                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
-            case "discover_secrets":
-                _ = release.wait(timeout: .now() + 20)
-                return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
-            default:
-                return [["id": id, "ok": true, "version": 1, "result": [:]]]
-            }
+        LiveNewsTests.miaServer { id in
+            _ = release.wait(timeout: .now() + 20)
+            return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
         }
     }
 

@@ -8,26 +8,15 @@ import Testing
     @Test func anAdjustmentMergedWithACompletionIsTold() throws {
         let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
-        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "claim":
-                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": Self.view]]
-            case "discover_secrets":
-                // Asked once the game is on screen: one patch of two commits, a completion (+35)
-                // and an organizer's adjustment (+10) that no timeline entry explains.
-                return [["push": "patch", "from": 1, "to": 3, "ops": [
-                            ["op": "replace", "path": "/game/points", "value": 45],
-                            ["op": "replace", "path": "/game/earned", "value": 45],
-                            ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                            ["op": "add", "path": "/timeline/-", "value": entry]]],
-                        ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
-            default:
-                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
-            }
+        // Asked once the game is on screen: one patch of two commits, a completion (+35) and an
+        // organizer's adjustment (+10) that no timeline entry explains.
+        let fake = Self.miaServer { id in
+            [["push": "patch", "from": 1, "to": 3, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 45],
+                 ["op": "replace", "path": "/game/earned", "value": 45],
+                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                 ["op": "add", "path": "/timeline/-", "value": entry]]],
+             ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
         }
         defer { fake.stop() }
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
@@ -43,22 +32,11 @@ import Testing
     /// Two adjustments committed together reach a subscriber as one patch: told as their sum,
     /// said to be one.
     @Test func adjustmentsMergedInOnePatchAreToldAsASum() throws {
-        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "claim":
-                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": Self.view]]
-            case "discover_secrets":
-                return [["push": "patch", "from": 1, "to": 3, "ops": [
-                            ["op": "replace", "path": "/game/points", "value": 10],
-                            ["op": "replace", "path": "/game/earned", "value": 10]]],
-                        ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
-            default:
-                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
-            }
+        let fake = Self.miaServer { id in
+            [["push": "patch", "from": 1, "to": 3, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 10],
+                 ["op": "replace", "path": "/game/earned", "value": 10]]],
+             ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
         }
         defer { fake.stop() }
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
@@ -113,6 +91,25 @@ import Testing
         #expect(mia.output.waitFor("A dare by Priya came out when the organizer marked it done: “Cartwheel”"), "\(mia.output.text)")
         #expect(mia.finish() == 0)
         #expect(!mia.output.text.contains("Mia discovered a dare"), "\(mia.output.text)")
+    }
+
+    /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (given its
+    /// request's id) is `discover`'s lines: where each test puts what it is about.
+    static func miaServer(discover: @escaping @Sendable (JSONValue) -> [JSONValue]) -> FakeServer {
+        FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": view]]
+            case "discover_secrets":
+                return discover(id)
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
     }
 
     static let view: JSONValue = [
