@@ -534,6 +534,9 @@ public final class GameServer {
         writer.shutdown()
         rebuilder.stop()
         loopStore.close()
+        // The log is closed (its threads joined): another server may take the directory now,
+        // while the goodbyes below still linger on slow connections.
+        dataLock.release()
         closeLoopHandles()
         // A peer that never reads would keep its connection (and so the loop) open forever.
         if !connections.isEmpty, let timer = try? LoopTimer(loop: loop) {

@@ -116,10 +116,12 @@ final class PlaySession: @unchecked Sendable {
                 }
                 if mode == .interactive {
                     say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
+                    updateFile { $0.token = nil; $0.character = nil }
                 } else {
                     refused(error.description)
+                    // The character stays named, so that the next one-shot still says which to claim.
+                    updateFile { $0.token = nil }
                 }
-                updateFile { $0.token = nil; $0.character = nil }
             }
         }
         var choice = character

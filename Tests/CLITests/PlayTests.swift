@@ -299,5 +299,7 @@ import Testing
         #expect(ended.status == 1)
         #expect(ended.err.contains("The session as sam saved here no longer works: claim again with --character sam"), "\(ended.err)")
         #expect(!ended.err.contains("--character mia"), "\(ended.err)")
+        let again = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(again.err.contains("claim again with --character sam"), "still named the next time: \(again.err)")
     }
 }
