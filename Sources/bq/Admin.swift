@@ -142,7 +142,8 @@ extension Admin {
     /// already shows done; given only to a person at a terminal (from a pipe, the next line is
     /// the answer, asked or not, so the question always comes).
     static func runConsoleLine(_ words: [String], typed: String? = nil, context: AdminContext,
-                               currentView: (() -> JSONValue?)? = nil, confirm: (String) -> Bool) -> ConsoleLine {
+                               currentView: (() -> JSONValue?)? = nil, willPerform: (any AdminOperation) -> Void = { _ in },
+                               confirm: (String) -> Bool) -> ConsoleLine {
         if let help = subcommandHelp(words) { return .output([help]) }
         let command: any ParsableCommand
         do {
@@ -161,6 +162,7 @@ extension Admin {
             }
             if !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
         }
+        willPerform(operation)
         do {
             return .output(try operation.perform(context))
         } catch {
@@ -189,11 +191,15 @@ protocol AdminOperation: ParsableCommand {
     /// The refusal the server would give because `view` shows the operation's work already done
     /// (the reward unlocked, say), if so: the console then says it without asking first.
     func alreadyDone(in view: JSONValue) -> ServerRefusal?
+    /// What the operation changes that its result lines tell: in the organizer's `bq play`,
+    /// the same change is then not told again as news.
+    var ownChange: OwnChange { get }
 }
 
 extension AdminOperation {
     var isDestructive: Bool { false }
     func alreadyDone(in view: JSONValue) -> ServerRefusal? { nil }
+    var ownChange: OwnChange { OwnChange() }
 
     func run() throws {
         try connection.withContext { context in

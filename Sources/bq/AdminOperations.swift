@@ -20,6 +20,10 @@ struct AdminForceComplete: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @Argument(help: "Challenge id, e.g. c07.") var challenge: String
     var isDestructive: Bool { true }
+    // Marking an undiscovered dare done also brings it out.
+    var ownChange: OwnChange {
+        OwnChange(entries: [("challenge_completed", challenge), ("secret_discovered", challenge)], tellsPoints: true)
+    }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["challenges"]?[challenge], found["status"] == "completed" else { return nil }
@@ -40,6 +44,7 @@ struct AdminForceUnlock: AdminOperation {
     @Argument(help: "Reward id, e.g. r03.") var reward: String
     @Flag(name: .customLong("no-deduct"), help: "Unlock for free.") var noDeduct = false
     var isDestructive: Bool { true }
+    var ownChange: OwnChange { OwnChange(entries: [("reward_unlocked", reward), ("final_badge", nil)], tellsPoints: true) }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["rewards"]?[reward], found["unlocked"] == true else { return nil }
@@ -61,6 +66,7 @@ struct AdminFinalBadge: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "final-badge", abstract: "Trigger the final badge now.")
     @OptionGroup var connection: AdminConnectionOptions
     var isDestructive: Bool { true }
+    var ownChange: OwnChange { OwnChange(entries: [("final_badge", nil)]) }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard view["game"]?["final_badge"] == true else { return nil }
@@ -78,6 +84,7 @@ struct AdminUnclaim: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @Argument(help: "Character id, e.g. theo.") var character: String
     var isDestructive: Bool { true }
+    var ownChange: OwnChange { OwnChange(unclaims: character) }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         context.done("\(character) is free to claim again.", try context.client.request("unclaim", ["character": .string(character)]))
@@ -98,6 +105,7 @@ struct AdminAdjustPoints: AdminOperation {
     private var words: [String] { amount.filter { $0 != "--" } }
     var delta: Int? { words.count == 1 ? Int(words[0]) : nil }
     var isDestructive: Bool { (delta ?? 0) < 0 }
+    var ownChange: OwnChange { OwnChange(adjustment: delta, tellsPoints: true) }
 
     func validate() throws {
         // `--reason karaoke bonus`: the reason's second word lands beside the amount.
@@ -123,6 +131,7 @@ struct AdminSetDay: AdminOperation {
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Day number, from 1.", valueName: "day")) var words: [String] = []
 
     var day: Int? { words.count == 1 ? Int(words[0]) : nil }
+    var ownChange: OwnChange { OwnChange(day: day) }
 
     func validate() throws {
         guard day != nil else { throw ValidationError("give the day as one whole number, e.g. 2") }
@@ -273,6 +282,7 @@ struct AdminAddChallenge: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "add-challenge", abstract: "Add a challenge to the board.")
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: ChallengeFields
+    var ownChange: OwnChange { OwnChange(addsChallenge: true) }
 
     /// Words missing: exit 64 before anything is sent, naming every flag left out at once.
     func validate() throws {
@@ -344,6 +354,7 @@ struct AdminAddReward: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "add-reward", abstract: "Add a reward.")
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var fields: RewardFields
+    var ownChange: OwnChange { OwnChange(addsReward: true) }
 
     /// Words missing: exit 64 before anything is sent (the cost has a default by type).
     func validate() throws {

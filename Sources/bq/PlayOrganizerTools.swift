@@ -16,7 +16,8 @@ extension PlaySession {
         let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
             ? { [client] in client.view } : nil
         let context = AdminContext(client: client, terminal: terminal, showsVersions: false)
-        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView) {
+        let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView,
+                                           willPerform: { willChange($0.ownChange) }) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }

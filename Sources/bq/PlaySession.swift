@@ -16,6 +16,8 @@ final class PlaySession: @unchecked Sendable {
     /// live update printed meanwhile must not put one before it. Guarded by `commandLock`.
     private let commandLock = NSLock()
     private var runningCommand = false
+    /// What the running command changes and will tell in its reply. Guarded by `commandLock`.
+    private var runningCommandChanges = OwnChange()
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
     /// `usage`: the command itself was wrong (unknown, or words missing or left over), so
@@ -57,7 +59,15 @@ final class PlaySession: @unchecked Sendable {
     private func setRunningCommand(_ running: Bool) {
         commandLock.lock()
         runningCommand = running
+        runningCommandChanges = OwnChange()
         commandLock.unlock()
+    }
+
+    private var ownChange: OwnChange { commandLock.withLock { runningCommandChanges } }
+
+    /// Set before the command's request is sent: the patch with its change comes before the reply.
+    func willChange(_ change: OwnChange) {
+        commandLock.withLock { runningCommandChanges = change }
     }
 
     private func updateFile(_ change: (inout PlayDeviceFile) -> Void) {
@@ -250,7 +260,7 @@ final class PlaySession: @unchecked Sendable {
         let now = PlayView(json: view, style: style), then = PlayView(json: before, style: style)
         // More than one change the timeline does not account for: an adjustment told may be a sum.
         let unexplained = version - shift.version - (now.timeline.count - then.timeline.count)
-        var lines = now.changes(from: then, severalCommits: unexplained > 1)
+        var lines = now.changes(from: then, severalCommits: unexplained > 1, own: ownChange)
         if lines.isEmpty { return false }
         // Caught up after a reconnect: several changes told at once, some as their sum.
         if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }
@@ -349,7 +359,9 @@ final class PlaySession: @unchecked Sendable {
             }
         case "unlock":
             guard rest.count == 1, let id = rest.first else { return usage("unlock <reward id> (one at a time)") }
-            return mutate("unlock_reward", ["reward": .string(id)]) { reply in
+            // The final badge it may bring is news: the reply does not tell it.
+            let own = OwnChange(entries: [("reward_unlocked", id)], tellsPoints: true)
+            return mutate("unlock_reward", ["reward": .string(id)], changing: own) { reply in
                 let after = self.current ?? view
                 var lines = ["Unlocked \(id)! Points: \(reply.result["points"]?.intValue ?? after.points) ✦"]
                 if let card = after.show(id) { lines += card }
@@ -394,7 +406,9 @@ final class PlaySession: @unchecked Sendable {
         return .usage
     }
 
-    private func mutate(_ op: String, _ args: [String: JSONValue], success: (Reply) -> [String]) -> Outcome {
+    private func mutate(_ op: String, _ args: [String: JSONValue], changing own: OwnChange = OwnChange(),
+                        success: (Reply) -> [String]) -> Outcome {
+        willChange(own)
         do {
             let reply = try client.request(op, args)
             say(success(reply))
@@ -454,7 +468,8 @@ final class PlaySession: @unchecked Sendable {
         }
         var args: [String: JSONValue] = ["challenge": .string(id), "proof": proof]
         if let option { args["option"] = .string(option) }
-        return mutate("complete_challenge", args) { reply in
+        let own = OwnChange(entries: [("challenge_completed", id)], tellsPoints: true)
+        return mutate("complete_challenge", args, changing: own) { reply in
             // The title of the option done: option B has its own.
             let challenge = self.current?.json["challenges"]?[id]
             let title = (option == "b" ? challenge?["option_b"]?["title"] : challenge?["title"])?.stringValue ?? id

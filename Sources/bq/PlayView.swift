@@ -333,16 +333,26 @@ struct PlayView {
     /// `severalCommits`: more than one change between the two that the timeline does not
     /// account for (news caught up after a reconnect, or changes committed together), so an
     /// adjustment told may be the sum of several.
-    func changes(from old: PlayView, severalCommits: Bool = false) -> [String] {
+    /// What changed since `old`, for people. `own` is what the command the person is running
+    /// changes: its reply tells that, so it is not news.
+    func changes(from old: PlayView, severalCommits: Bool = false, own: OwnChange = OwnChange()) -> [String] {
         var lines: [String] = []
+        // The points that moved by the person's own command, which its reply accounts for.
+        var pointsToldByReply = 0
         for entry in timeline.dropFirst(old.timeline.count) {
+            guard !own.tells(entry) else {
+                pointsToldByReply += Self.pointsIn(subtitle: entry["subtitle"]?.stringValue)
+                continue
+            }
             lines.append("★ " + timelineEntry(entry))
         }
         // The person's own doings are told by their command's reply, not again as news.
         for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {
             let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
             let now = character["claimed"]?.boolValue ?? false
-            if was != now { lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")") }
+            if was != now, now || id != own.unclaims {
+                lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")")
+            }
         }
         for (id, challenge) in challenges {
             let before = old.json["challenges"]?[id]
@@ -355,7 +365,7 @@ struct PlayView {
                     if status == "delivered" || status == "draft" {
                         lines.append("\(name(of: author)) \(status == "draft" ? "is writing" : "delivered") a dare: “\(title)”")
                     }
-                } else {
+                } else if !own.addsChallenge {
                     lines.append("New on the board: \(id) “\(title)” (\(challenge["points"]?.intValue ?? 0) ✦)")
                 }
             } else if before?["status"]?.stringValue == "draft", status == "delivered" {
@@ -373,7 +383,7 @@ struct PlayView {
         for (id, reward) in rewards {
             let title = reward["title"]?.stringValue ?? ""
             guard let before = old.json["rewards"]?[id] else {
-                lines.append("New reward: \(id) “\(title)” from \(reward["from"]?.stringValue ?? "?")")
+                if !own.addsReward { lines.append("New reward: \(id) “\(title)” from \(reward["from"]?.stringValue ?? "?")") }
                 continue
             }
             // A gift's content appearing is its unlock (told by the timeline), not an edit.
@@ -394,12 +404,14 @@ struct PlayView {
             // do not explain is named here, also when one patch carries both.
             let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
             let adjusted = points - old.points - explained
-            if adjusted != 0 {
+            if adjusted != 0, adjusted == own.adjustment, !severalCommits {
+                pointsToldByReply += adjusted
+            } else if adjusted != 0 {
                 lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
             }
-            lines.append(pointsLine())
+            if !own.tellsPoints || points - old.points != pointsToldByReply { lines.append(pointsLine()) }
         }
-        if let day = game["day"]?.intValue, day != old.game["day"]?.intValue {
+        if let day = game["day"]?.intValue, day != old.game["day"]?.intValue, day != own.day {
             lines.append("It is now day \(day).")
         }
         return lines

@@ -93,6 +93,42 @@ import Testing
         #expect(!mia.output.text.contains("Mia discovered a dare"), "\(mia.output.text)")
     }
 
+    /// The patch with a person's own change reaches them before the reply: the reply tells it,
+    /// once, and what others did meanwhile is still news.
+    @Test func ownChangesAreToldByTheirReplyAlone() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        let sam = try BQProcess(["play"] + server.address + ["--character", "sam", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(sam.output.waitFor("Type help for commands."))
+
+        mia.send("complete c01 done")
+        #expect(mia.output.waitFor("Completed “Sunrise Swim”. Points: 75 ✦"), "\(mia.output.text)")
+        mia.send("unlock r02")
+        #expect(mia.output.waitFor("Unlocked r02! Points: 25 ✦"), "\(mia.output.text)")
+        #expect(sam.output.waitFor("Gift unlocked: “"), "news to the others: \(sam.output.text)")
+        sam.send("set-day 2")
+        #expect(sam.output.waitFor("It is now day 2."))
+        sam.send("adjust-points 20 --reason karaoke")
+        #expect(sam.output.waitFor("Points: 45 ✦."))
+        sam.send("add-challenge --title Kayak --description Paddle --points 40 --difficulty easy --category adventure")
+        #expect(sam.output.waitFor("Added challenge c16."))
+        #expect(mia.output.waitFor("The organizer adjusted the points: +20 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("New on the board: c16 “Kayak” (40 ✦)"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        #expect(sam.finish() == 0)
+
+        // Each said once, by the reply; the news lines would have come first.
+        #expect(!mia.output.text.contains("Mia completed “Sunrise Swim”"), "\(mia.output.text)")
+        #expect(!mia.output.text.contains("from Mom & Dad -50 ✦"), "\(mia.output.text)")
+        #expect(!mia.output.text.contains("(earned 75, spent 0)"), "the balance, told by the reply: \(mia.output.text)")
+        #expect(mia.output.text.contains("It is now day 2."), "\(mia.output.text)")
+        #expect(sam.output.text.components(separatedBy: "It is now day 2.").count == 2, "\(sam.output.text)")
+        #expect(!sam.output.text.contains("The organizer adjusted the points"), "\(sam.output.text)")
+        #expect(!sam.output.text.contains("New on the board"), "\(sam.output.text)")
+    }
+
     /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (given its
     /// request's id) is `discover`'s lines: where each test puts what it is about.
     static func miaServer(discover: @escaping @Sendable (JSONValue) -> [JSONValue]) -> FakeServer {

@@ -1,0 +1,34 @@
+import JSON
+
+/// What a person's own command changes and its reply tells them. The patch carrying the change
+/// reaches them before the reply does (the protocol's order), so the same change told as news
+/// as well was said twice ("★ Mia completed …", then "Completed …").
+struct OwnChange: Sendable {
+    /// Timeline entries the reply tells, by kind and ref (`final_badge` has no ref).
+    var entries: Set<String> = []
+    /// The character the command unclaims.
+    var unclaims: String?
+    var day: Int?
+    var adjustment: Int?
+    var addsChallenge = false
+    var addsReward = false
+    /// The reply names the balance after the change, so a points line for it would repeat it.
+    var tellsPoints = false
+
+    init(entries: [(kind: String, ref: String?)] = [], unclaims: String? = nil, day: Int? = nil, adjustment: Int? = nil,
+         addsChallenge: Bool = false, addsReward: Bool = false, tellsPoints: Bool = false) {
+        self.entries = Set(entries.map { Self.key($0.kind, $0.ref) })
+        self.unclaims = unclaims
+        self.day = day
+        self.adjustment = adjustment
+        self.addsChallenge = addsChallenge
+        self.addsReward = addsReward
+        self.tellsPoints = tellsPoints
+    }
+
+    func tells(_ entry: JSONValue) -> Bool {
+        entries.contains(Self.key(entry["kind"]?.stringValue ?? "", entry["ref"]?.stringValue))
+    }
+
+    private static func key(_ kind: String, _ ref: String?) -> String { kind + " " + (ref ?? "") }
+}
