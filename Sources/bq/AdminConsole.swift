@@ -30,17 +30,32 @@ struct AdminConsole: ParsableCommand {
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
         let notices = ConnectionNotices()
+        let news = LiveNews(style: terminal.style)
         context.client.onEvent { event in
-            if case .lateReply(let op, let result) = event {
+            switch event {
+            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
+                guard news.tell(version: version, view: view, on: terminal) else { return }
+            case .lateReply(let op, let result):
                 terminal.line(lateReplyLine(op, result, style: terminal.style))
-            } else if let line = notices.line(for: event, style: terminal.style) {
+            default:
+                if case .reconnected = event { news.reconnected() }
+                guard let line = notices.line(for: event, style: terminal.style) else { return }
                 terminal.line(line)
-            } else {
-                return
             }
             // Printed over the prompt the organizer was typing at: show it again (a command
             // that is running prints its result and then a prompt of its own).
             turn.whileWaiting { terminal.reprompt(prompt) }
+        }
+        // A person at the console follows the game as it happens; a script reads only the
+        // answers to its own lines, in order.
+        if Terminal.stdinIsTerminal {
+            do {
+                try context.client.subscribe()
+                let now = context.client.mirrorSnapshot
+                news.goLive(version: now.version, view: now.view)
+            } catch {
+                terminal.line(terminal.style.dim("No live news (\(error.description.terminalSafe)): the game shows when asked."))
+            }
         }
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
@@ -65,11 +80,12 @@ struct AdminConsole: ParsableCommand {
                 terminal.line("Unknown command \(first). Type help for the list.")
                 continue
             }
-            // A quick look (the console keeps no copy of the game): a slow server is asked anyway.
+            // The game as followed live (a quick look when it is not: a slow server is asked anyway).
             let currentView: (() -> JSONValue?)? = Terminal.stdinIsTerminal
-                ? { (try? context.client.request("state", [:], timeout: 2))?.result["state"] } : nil
+                ? { context.client.view ?? (try? context.client.request("state", [:], timeout: 2))?.result["state"] } : nil
             let outcome = Admin.runConsoleLine(words, typed: line, context: context, currentView: currentView,
-                                               confirm: terminal.confirm)
+                                               willPerform: { news.willChange($0.ownChange) }, confirm: terminal.confirm)
+            news.commandEnded()
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)

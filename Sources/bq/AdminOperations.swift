@@ -299,6 +299,7 @@ struct AdminEditChallenge: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @Argument var challenge: String
     @OptionGroup var fields: ChallengeFields
+    var ownChange: OwnChange { OwnChange(edits: challenge) }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(challenge, context) }
 }
@@ -371,6 +372,7 @@ struct AdminEditReward: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @Argument var reward: String
     @OptionGroup var fields: RewardFields
+    var ownChange: OwnChange { OwnChange(edits: reward) }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(reward, context) }
 }

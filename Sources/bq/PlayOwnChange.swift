@@ -12,17 +12,20 @@ struct OwnChange: Sendable {
     var adjustment: Int?
     var addsChallenge = false
     var addsReward = false
+    /// The challenge or reward the command edits.
+    var edits: String?
     /// The reply names the balance after the change, so a points line for it would repeat it.
     var tellsPoints = false
 
     init(entries: [(kind: String, ref: String?)] = [], unclaims: String? = nil, day: Int? = nil, adjustment: Int? = nil,
-         addsChallenge: Bool = false, addsReward: Bool = false, tellsPoints: Bool = false) {
+         addsChallenge: Bool = false, addsReward: Bool = false, edits: String? = nil, tellsPoints: Bool = false) {
         self.entries = Set(entries.map { Self.key($0.kind, $0.ref) })
         self.unclaims = unclaims
         self.day = day
         self.adjustment = adjustment
         self.addsChallenge = addsChallenge
         self.addsReward = addsReward
+        self.edits = edits
         self.tellsPoints = tellsPoints
     }
 

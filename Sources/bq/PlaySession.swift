@@ -16,8 +16,8 @@ final class PlaySession: @unchecked Sendable {
     /// live update printed meanwhile must not put one before it. Guarded by `commandLock`.
     private let commandLock = NSLock()
     private var runningCommand = false
-    /// What the running command changes and will tell in its reply. Guarded by `commandLock`.
-    private var runningCommandChanges = OwnChange()
+    /// What changed for this person since they were last told; live once the home screen is shown.
+    private let news: LiveNews
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
     /// `usage`: the command itself was wrong (unknown, or words missing or left over), so
@@ -31,6 +31,7 @@ final class PlaySession: @unchecked Sendable {
         self.json = json
         self.game = game
         self.file = file
+        news = LiveNews(style: terminal.style)
     }
 
     var style: Style { terminal.style }
@@ -59,16 +60,12 @@ final class PlaySession: @unchecked Sendable {
     private func setRunningCommand(_ running: Bool) {
         commandLock.lock()
         runningCommand = running
-        runningCommandChanges = OwnChange()
         commandLock.unlock()
+        news.commandEnded()
     }
 
-    private var ownChange: OwnChange { commandLock.withLock { runningCommandChanges } }
-
-    /// Set before the command's request is sent: the patch with its change comes before the reply.
-    func willChange(_ change: OwnChange) {
-        commandLock.withLock { runningCommandChanges = change }
-    }
+    /// Said before the command's request is sent: the patch with its change comes before the reply.
+    func willChange(_ change: OwnChange) { news.willChange(change) }
 
     private func updateFile(_ change: (inout PlayDeviceFile) -> Void) {
         fileLock.lock()
@@ -229,10 +226,9 @@ final class PlaySession: @unchecked Sendable {
 
     /// Subscribes, shows the home screen and, interactively, starts printing live updates.
     func start() -> Start {
-        let shown = ShownView()
         // In place before the subscribe: a connection lost (and found again) in the moment
         // before the home screen is news like any other, and was told to no one.
-        if mode == .interactive && !json { observe(shown) }
+        if mode == .interactive && !json { observe() }
         do {
             try client.subscribe()
         } catch {
@@ -244,42 +240,23 @@ final class PlaySession: @unchecked Sendable {
         let home = client.mirrorSnapshot
         if let view = home.view { say(PlayView(json: view, style: style).home()) }
         guard !json else { return .started }
-        shown.goLive(version: home.version, view: home.view)
+        news.goLive(version: home.version, view: home.view)
         // What changed while the home screen was being printed would go untold.
         let now = client.mirrorSnapshot
-        if let view = now.view { _ = announce(version: now.version, view: view, shown: shown) }
+        if let view = now.view { _ = news.tell(version: now.version, view: view, on: terminal) }
         return .started
     }
 
-    /// Prints what changed for this person since the last view they were told about; false when
-    /// nothing did (a change they cannot see, a view older than the one shown, or not live yet).
-    /// A fresh snapshot (after a gap, or after the server held patches back) is announced as the
-    /// changes since then, like a patch.
-    private func announce(version: Int, view: JSONValue, shown: ShownView) -> Bool {
-        guard let shift = shown.advance(to: version, view: view), let before = shift.view else { return false }
-        let now = PlayView(json: view, style: style), then = PlayView(json: before, style: style)
-        // More than one change the timeline does not account for: an adjustment told may be a sum.
-        let unexplained = version - shift.version - (now.timeline.count - then.timeline.count)
-        var lines = now.changes(from: then, severalCommits: unexplained > 1, own: ownChange)
-        if lines.isEmpty { return false }
-        // Caught up after a reconnect: several changes told at once, some as their sum.
-        if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }
-        // Off the line a person is typing at, unless that line is moved out of the way anyway.
-        if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
-        for line in lines { terminal.line(line) }
-        return true
-    }
-
-    private func observe(_ shown: ShownView) {
+    private func observe() {
         let notices = ConnectionNotices()
         client.onEvent { [terminal, style, weak self] event in
             guard let self else { return }
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
-                guard announce(version: version, view: view, shown: shown) else { return }
+                guard news.tell(version: version, view: view, on: terminal) else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
-                if case .reconnected = event { shown.reconnected() }
+                if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: style) else { return }
                 terminal.line(line)
             case .lateReply(let op, let result):
@@ -297,7 +274,7 @@ final class PlaySession: @unchecked Sendable {
             // The update printed over the prompt a person was typing at: show it again (unless a
             // command is running, whose result and then a prompt come next, or the home screen
             // and its first prompt are still to come).
-            if shown.isLive && !isRunningCommand { terminal.reprompt(style.bold("> ")) }
+            if news.isLive && !isRunningCommand { terminal.reprompt(style.bold("> ")) }
         }
     }
 
@@ -534,49 +511,5 @@ final class PlaySession: @unchecked Sendable {
                 + "empty line leaves. News never lands in the middle of your typing."))
         }
         return lines
-    }
-}
-
-/// The view last announced to the person, and its version: advanced on the client's reader
-/// thread, and by the main thread when live updates start, so guarded by a lock.
-private final class ShownView: @unchecked Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var live = false
-    private var version = 0
-    private var view: JSONValue?
-    /// Reconnected, and the update that catches up has not come yet.
-    private var catchingUp = false
-
-    var isLive: Bool { lock.withLock { live } }
-
-    /// The next update is the one that catches up with what happened while disconnected.
-    func reconnected() {
-        lock.withLock { catchingUp = live }
-    }
-
-    /// The home screen is shown, of `view` at `version`: from here on, newer views are news.
-    func goLive(version: Int, view: JSONValue?) {
-        lock.withLock {
-            live = true
-            self.version = version
-            self.view = view
-        }
-    }
-
-    /// Takes `newView` as the one shown and returns the view it replaces (with its version, and
-    /// whether this is the update that catches up after a reconnect), when live and newer: the
-    /// reader thread and the main thread both offer views, and neither may go back in time.
-    func advance(to newVersion: Int, view newView: JSONValue) -> (view: JSONValue?, version: Int, catchingUp: Bool)? {
-        lock.withLock {
-            // The first update after a reconnect catches up, even when it brings nothing new.
-            let wasCatchingUp = catchingUp
-            catchingUp = false
-            guard live, newVersion > version || view == nil else { return nil }
-            let old = (view: view, version: version, catchingUp: wasCatchingUp)
-            version = newVersion
-            view = newView
-            return old
-        }
     }
 }

@@ -186,6 +186,29 @@ import Testing
         #expect(!(piped.out + piped.err).contains("Unknown command y"), "the answer line was read as the answer")
     }
 
+    /// At a terminal the console follows the game: what the players and the organizer's own
+    /// bq play do is news there, and its own operations are told by their result alone.
+    @Test func theConsoleTellsWhatOthersDoAsItHappens() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try TerminalProcess(["admin", "console", "--no-color"] + server.adminFlags, home: try makeTemporaryDirectory())
+        #expect(console.screen.waitFor("> "), "\(console.errors.text)")
+        let mia = try BQProcess.run(["play"] + server.address + ["--character", "mia", "complete", "c01", "done"],
+                                    home: try makeTemporaryDirectory())
+        #expect(mia.status == 0, "\(mia.err)")
+        #expect(console.screen.waitFor("Mia completed “Sunrise Swim” +75 ✦"), "\(console.screen.text)")
+        #expect(console.screen.waitFor("Mia's points: 75 ✦"), "\(console.screen.text)")
+        console.type("adjust-points 10 --reason bonus\r")
+        #expect(console.screen.waitFor("Points: 85 ✦."), "\(console.screen.text)")
+        console.type("edit-challenge c02 --points 45\r")
+        #expect(console.screen.waitFor("Saved challenge c02."), "\(console.screen.text)")
+        console.type("quit\r")
+        #expect(console.waitForExit() == 0)
+        #expect(!console.screen.text.contains("The organizer adjusted the points"), "\(console.screen.text)")
+        #expect(!console.screen.text.contains("The organizer changed c02"), "\(console.screen.text)")
+        #expect(!console.screen.text.contains("Mia's points: 85"), "told by the result: \(console.screen.text)")
+    }
+
     @Test func consoleAsksBeforeDestructiveOperations() throws {
         let server = try ServerProcess()
         defer { server.stop() }
