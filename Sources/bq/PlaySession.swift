@@ -336,12 +336,17 @@ final class PlaySession: @unchecked Sendable {
             }
         case "unlock":
             guard rest.count == 1, let id = rest.first else { return usage("unlock <reward id> (one at a time)") }
-            // The final badge it may bring is news: the reply does not tell it.
-            let own = OwnChange(entries: [("reward_unlocked", id)], tellsPoints: true)
+            // The reply says so when this unlock brings the final badge: after the gift, not as
+            // news before it.
+            let badgeBefore = view.game["final_badge"]?.boolValue == true
+            let own = OwnChange(entries: [("reward_unlocked", id)] + (badgeBefore ? [] : [("final_badge", nil)]), tellsPoints: true)
             return mutate("unlock_reward", ["reward": .string(id)], changing: own) { reply in
                 let after = self.current ?? view
                 var lines = ["Unlocked \(id)! Points: \(reply.result["points"]?.intValue ?? after.points) ✦"]
                 if let card = after.show(id) { lines += card }
+                if !badgeBefore, reply.result["final_badge"]?.boolValue == true {
+                    lines.append(style.green("🏅 That was the last gift: the final badge is unlocked!"))
+                }
                 return lines
             }
         case "dare": return dare(rest, view: view)

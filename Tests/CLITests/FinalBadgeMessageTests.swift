@@ -19,6 +19,25 @@ import Testing
         #expect(outputs.last?.contains("The final badge unlocked with it.") == true, "\(outputs.last ?? "")")
     }
 
+    /// The birthday person who unlocks the last gift is told the badge came with it, after the
+    /// gift; the patch that carried both came first and is not told again as news.
+    @Test func theBirthdayPersonsLastUnlockSaysTheBadgeCameWithIt() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for number in 1...8 {
+            #expect(try BQProcess.run(["admin", "force-unlock", "r0\(number)", "--no-deduct"] + server.adminFlags).status == 0)
+        }
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c01 done")
+        #expect(mia.output.waitFor("Points: 75 ✦"))
+        mia.send("unlock r09")
+        #expect(mia.output.waitFor("Unlocked r09!"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("🏅 That was the last gift: the final badge is unlocked!"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("★"), "all of it her own doing, told by the replies: \(mia.output.text)")
+    }
+
     @Test func aBadgeTriggeredEarlierIsNotNewsAtTheLastGift() throws {
         let server = try ServerProcess()
         defer { server.stop() }
