@@ -419,7 +419,7 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func complete(_ words: [String]) -> Outcome {
-        let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option b]"
+        let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option a|b]"
         guard let id = words.first else { return usage(syntax) }
         var option: String?
         var proofWords: [String] = []
@@ -447,6 +447,19 @@ final class PlaySession: @unchecked Sendable {
             guard proofWords.count >= 2 else { return usage(syntax) }
             proof = ["kind": "text", "text": .string(proofWords.dropFirst().joined(separator: " "))]
         default: return usage(syntax)
+        }
+        // A completion cannot be undone: a person at a terminal says which option of a 2-in-1
+        // they did rather than have option A recorded for them (a script or a one-shot gets A).
+        if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let optionB = current?.json["challenges"]?[id]?["option_b"],
+           let titleB = optionB["title"]?.stringValue {
+            let titleA = current?.json["challenges"]?[id]?["title"]?.stringValue ?? id
+            let answer = readInput("\(id) is 2-in-1: did you do a) “\(titleA)” or b) “\(titleB)”? [a/b] ")?
+                .trimmingCharacters(in: .whitespaces).lowercased()
+            guard let answer, answer == "a" || answer == "b" else {
+                say(["Nothing completed: answer a or b (or add --option a or --option b)."])
+                return .ok
+            }
+            option = answer
         }
         var args: [String: JSONValue] = ["challenge": .string(id), "proof": proof]
         if let option { args["option"] = .string(option) }
@@ -499,7 +512,8 @@ final class PlaySession: @unchecked Sendable {
                      "  timeline                   everything that happened",
                      "  whoami, points, home"]
         if role == "birthday" {
-            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option b]",
+            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option a|b]",
+                      "                             the proof is done when none is given; a 2-in-1 asks which option",
                       "  discover                   reveal the hidden dares (???)",
                       "  unlock <reward>            spend points on a reward"]
         } else {

@@ -302,4 +302,28 @@ import Testing
         let again = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
         #expect(again.err.contains("claim again with --character sam"), "still named the next time: \(again.err)")
     }
+
+    /// A completion cannot be undone: at a terminal, a 2-in-1 completed without `--option` asks
+    /// which option was done instead of recording option A; from a pipe option A stays the default.
+    @Test func aTwoInOneAsksWhichOptionAtATerminal() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let mia = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", "mia"], home: home)
+        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
+        mia.type("complete c01 done\r")
+        #expect(mia.screen.waitFor("c01 is 2-in-1: did you do a) “Sunrise Swim” or b) “Sunrise Run”? [a/b] "), "\(mia.screen.text)")
+        mia.type("\r")
+        #expect(mia.screen.waitFor("Nothing completed: answer a or b"), "\(mia.screen.text)")
+        mia.type("complete c01 done\r")
+        #expect(mia.screen.waitFor("[a/b] "))
+        mia.type("b\r")
+        #expect(mia.screen.waitFor("Completed “Sunrise Run”. Points: 75 ✦"), "\(mia.screen.text)")
+        mia.type("quit\r")
+        #expect(mia.waitForExit() == 0)
+
+        let piped = try BQProcess.run(["play", "--no-color"] + server.address + ["--script"], home: home, stdin: "complete c15 done\n")
+        #expect(piped.status == 0, "\(piped.err)")
+        #expect(piped.out.contains("Completed “Paddle to Heron Island”"), "\(piped.out)")
+    }
 }
