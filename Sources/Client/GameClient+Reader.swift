@@ -339,7 +339,7 @@ extension GameClient {
                 message: error?["message"]?.stringValue ?? "refused")))
         }
         if !entry.awaited || entry.abandoned { pending[id] = nil }
-        let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, $0) } : nil
+        let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, args: entry.args, $0) } : nil
         return (entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true, late)
     }
 

@@ -106,6 +106,12 @@ public final class GameClient: @unchecked Sendable {
     /// Whether a signed-in connection is up right now.
     public var isConnected: Bool { locked { ready } }
 
+    /// The mutations whose wait ended `unconfirmed` and that are still kept to be re-sent,
+    /// oldest first: closing the client gives them up.
+    public var keptMutations: [(op: String, args: [String: JSONValue])] {
+        locked { pending.values.filter { $0.abandoned && $0.isMutation }.sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
+    }
+
     /// Waits until the mirror is at `version` or later; false on timeout or close.
     @discardableResult
     public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {

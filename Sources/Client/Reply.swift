@@ -95,8 +95,9 @@ public enum ClientEvent: Sendable {
     case reconnected
     /// The saved session no longer works (unclaimed, taken over, wrong key): signed out.
     case sessionLost(reason: String)
-    /// The answer to a mutation whose wait ended with `ClientError.unconfirmed`.
-    case lateReply(op: String, Result<Reply, ClientError>)
+    /// The answer to a mutation whose wait ended with `ClientError.unconfirmed`, with the
+    /// arguments it was sent with (its `idem` among them).
+    case lateReply(op: String, args: [String: JSONValue], Result<Reply, ClientError>)
 }
 
 /// How the client signs in again after a reconnect.

@@ -35,8 +35,8 @@ struct AdminConsole: ParsableCommand {
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 guard news.tell(version: version, view: view, on: terminal) else { return }
-            case .lateReply(let op, let result):
-                terminal.line(lateReplyLine(op, result, style: terminal.style))
+            case .lateReply(let op, let args, let result):
+                terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
             default:
                 if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: terminal.style) else { return }
@@ -59,7 +59,10 @@ struct AdminConsole: ParsableCommand {
         }
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
-            guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else { return }
+            guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else {
+                _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: "the log")
+                return
+            }
             turn.commandStarted()
             guard let words = splitCommandLine(line) else {
                 terminal.line("A quote is not closed: nothing was sent.")
@@ -67,7 +70,9 @@ struct AdminConsole: ParsableCommand {
             }
             guard let first = words.first else { continue }
             switch first {
-            case "quit", "exit": return
+            case "quit", "exit":
+                guard mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: true, check: "the log") else { continue }
+                return
             case "help":
                 // `help adjust-points` is that command's help; `help` alone lists what works here.
                 terminal.line(words.count > 1 ? Admin.subcommandHelp([words[1], "--help"]) ?? "Unknown command \(words[1])."
@@ -88,6 +93,7 @@ struct AdminConsole: ParsableCommand {
             news.commandEnded()
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
+            case .refused(.unconfirmed): terminal.line(terminal.style.red("✗ ") + keptChangeMessage(line.trimmingCharacters(in: .whitespaces)))
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)
             case .cancelled: terminal.line("Cancelled.")

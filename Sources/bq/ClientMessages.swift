@@ -1,18 +1,45 @@
 import ArgumentParser
 import Client
 import Foundation
+import JSON
 
 /// What to show when the answer to a mutation whose wait ended unconfirmed arrives after all.
-func lateReplyLine(_ op: String, _ result: Result<Reply, ClientError>, style: Style) -> String {
-    let what = op.replacingOccurrences(of: "_", with: " ")
+func lateReplyLine(_ op: String, _ args: [String: JSONValue], _ result: Result<Reply, ClientError>, style: Style,
+                   showsVersion: Bool) -> String {
+    let what = commandWords(op, args).terminalSafe
     switch result {
     case .success(let reply):
-        return style.green("✓ ") + "The \(what) sent earlier went through [version \(reply.version ?? 0)]."
+        let points = reply.result["points"]?.intValue.map { " Points: \($0) ✦." } ?? ""
+        let version = showsVersion ? " [version \(reply.version ?? 0)]" : ""
+        return style.green("✓ ") + "\(what), sent earlier, went through.\(points)\(version)"
     case .failure(.refused(let refusal)) where refusal.code == "internal":
         // Not a refusal: the server failed, and its words say what is known of the change.
-        return style.red("✗ ") + "The \(what) sent earlier met a server error: \(refusal.message.terminalSafe)"
+        return style.red("✗ ") + "\(what), sent earlier, met a server error: \(refusal.message.terminalSafe)"
     case .failure(let error):
-        return style.red("✗ ") + "The \(what) sent earlier was refused: \(error.description.terminalSafe)"
+        return style.red("✗ ") + "\(what), sent earlier, was refused: \(error.description.terminalSafe)"
+    }
+}
+
+/// A change as a person would have typed it (`complete c05`, `adjust-points 20`), for the
+/// lines about a change whose answer came late or not at all: the protocol's op names are not
+/// the words anyone used.
+func commandWords(_ op: String, _ args: [String: JSONValue]) -> String {
+    func arg(_ key: String) -> String { args[key].map { $0.stringValue ?? $0.serialized() } ?? "" }
+    switch op {
+    case "complete_challenge": return "complete \(arg("challenge"))"
+    case "unlock_reward": return "unlock \(arg("reward"))"
+    case "discover_secrets": return "discover"
+    case "save_secret": return "dare save"
+    case "deliver_secret": return "dare deliver"
+    case "force_complete": return "force-complete \(arg("challenge"))"
+    case "force_unlock": return "force-unlock \(arg("reward"))" + (args["deduct"] == .bool(false) ? " --no-deduct" : "")
+    case "trigger_final_badge": return "final-badge"
+    case "unclaim": return "unclaim \(arg("character"))"
+    case "adjust_points": return "adjust-points \(arg("delta"))"
+    case "set_day": return "set-day \(arg("day"))"
+    case "save_challenge": return args["challenge"] == nil ? "add-challenge" : "edit-challenge \(arg("challenge"))"
+    case "save_reward": return args["reward"] == nil ? "add-reward" : "edit-reward \(arg("reward"))"
+    default: return op.replacingOccurrences(of: "_", with: " ")
     }
 }
 
@@ -70,6 +97,26 @@ private let fieldWords = [
 func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
     "No reply to \(op) in time (is the server running?): it may or may not have been applied. "
         + "Check \(check) before doing it again."
+}
+
+/// What an open `bq play` says of a change with no answer yet: it keeps it and sends it again.
+func keptChangeMessage(_ command: String) -> String {
+    "No answer yet to \(command.terminalSafe) (is the server running?): it is kept and sent again once the connection "
+        + "is back, and made at most once; its answer will show when it comes. Do not type it again."
+}
+
+/// Leaving gives up the changes kept for sending once the connection is back: a person at a
+/// terminal is asked first (`asking`); otherwise it is said, so that they are checked later.
+func mayLeaveKeptChanges(of client: GameClient, terminal: Terminal, asking: Bool, check: String) -> Bool {
+    let kept = client.keptMutations.map { commandWords($0.op, $0.args).terminalSafe }
+    guard !kept.isEmpty else { return true }
+    let list = kept.joined(separator: ", ")
+    if asking, Terminal.stdinIsTerminal {
+        return terminal.confirm("Still no answer to \(list): leaving gives up sending it, "
+            + "and it may or may not have been made. Leave anyway? [y/N] ")
+    }
+    terminal.error("Left with no answer to \(list): it may or may not have been made. Check \(check) before doing it again.")
+    return true
 }
 
 /// What `bq play` and `bq admin` say when they cannot reach a server: most often it is not

@@ -25,7 +25,7 @@ extension PlaySession {
         case .output(let lines):
             say(lines)
             return .ok
-        case .refused(let error): return failure(error)
+        case .refused(let error): return failure(error, command: words.joined(separator: " "))
         case .usage(let message):
             refused(message)
             return .usage

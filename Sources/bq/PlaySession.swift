@@ -259,8 +259,13 @@ final class PlaySession: @unchecked Sendable {
                 if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: style) else { return }
                 terminal.line(line)
-            case .lateReply(let op, let result):
-                terminal.line(lateReplyLine(op, result, style: style))
+            case .lateReply(let op, let args, let result):
+                terminal.line(lateReplyLine(op, args, result, style: style, showsVersion: false))
+                // What an unlock shows when it goes through at once: the gift.
+                if op == "unlock_reward", case .success = result, let id = args["reward"]?.stringValue,
+                   let card = current?.show(id) {
+                    for line in card { terminal.line(line) }
+                }
             case .sessionLost(let reason):
                 // No prompt under this line: nothing typed there will be read.
                 terminal.endInput()
@@ -293,13 +298,21 @@ final class PlaySession: @unchecked Sendable {
             let outcome = execute(words)
             setRunningCommand(false)
             switch outcome {
-            case .quit: return mode == .interactive ? .ok : worst
+            case .quit:
+                guard mayLeave() else { continue }
+                return mode == .interactive ? .ok : worst
             case .failed, .usage: if worst == .ok { worst = .failed }
             case .unconfirmed: worst = .unconfirmed
             case .ok: break
             }
         }
+        if mode == .interactive { _ = mayLeave(asking: false) }
         return mode == .interactive ? .ok : worst
+    }
+
+    /// A one-shot or a script has said what it left unconfirmed already.
+    private func mayLeave(asking: Bool = true) -> Bool {
+        mode != .interactive || mayLeaveKeptChanges(of: client, terminal: terminal, asking: asking, check: "the timeline")
     }
 
     // MARK: Commands
@@ -392,7 +405,10 @@ final class PlaySession: @unchecked Sendable {
                         success: (Reply) -> [String]) -> Outcome {
         willChange(own)
         do {
-            let reply = try client.request(op, args)
+            // Offline, a person is not kept from typing for the whole timeout: a quick reconnect
+            // (a restart) still answers in that time; else the change is kept and sent later.
+            let offline = mode == .interactive && !client.isConnected
+            let reply = try client.request(op, args, timeout: offline ? min(Self.offlineWait, client.options.requestTimeout) : nil)
             say(success(reply))
             // A reply that waited (a reconnect, a slow disk) may come after newer changes were
             // shown: the balance it names is then not the last word.
@@ -402,19 +418,27 @@ final class PlaySession: @unchecked Sendable {
             }
             return .ok
         } catch {
-            return failure(error)
+            return failure(error, command: commandWords(op, args))
         }
     }
+
+    /// How long a change sent while offline waits for the connection to come back.
+    static let offlineWait = 3.0
 
     /// Shows why a command did not go through. A change with no reply is kept and re-sent while
     /// the game stays open, and its answer shows later; a one-shot or a script ends first, so
     /// then all that is known is that it may or may not have been made.
-    func failure(_ error: ClientError) -> Outcome {
-        guard case .unconfirmed(let op) = error, mode != .interactive else {
+    /// `command`: the change as typed, for the message about a change with no answer.
+    func failure(_ error: ClientError, command: String? = nil) -> Outcome {
+        guard case .unconfirmed(let op) = error else {
             refused(error.description)
             return .failed
         }
-        refused(unknownOutcomeMessage(op, checkWith: "the timeline"))
+        guard mode != .interactive else {
+            refused(command.map(keptChangeMessage) ?? error.description)
+            return .failed
+        }
+        refused(unknownOutcomeMessage(command ?? op, checkWith: "the timeline"))
         return .unconfirmed
     }
 

@@ -212,7 +212,7 @@ import Testing
         }
         restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
         #expect(events.waitFor { event in
-            if case .lateReply("adjust_points", .success(let reply)) = event { return reply.result["points"] == 25 }
+            if case .lateReply("adjust_points", _, .success(let reply)) = event { return reply.result["points"] == 25 }
             return false
         })
         #expect(try client.fetchState().view["game"]?["points"] == 25, "applied once")

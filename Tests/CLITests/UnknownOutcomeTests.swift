@@ -30,4 +30,30 @@ import Testing
         let after = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
         #expect(after.out.contains("Points: 101 ✦  (earned 101, spent 0)"), "c15 counted once: \(after.out)")
     }
+
+    /// An open game keeps a change made while the server is away and sends it when it is back:
+    /// it says so in the words typed, asks before a quit would give the change up, and tells
+    /// its answer when it comes.
+    @Test func anOpenGameKeepsAChangeMadeOfflineAndAsksBeforeGivingItUp() throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        let mia = try TerminalProcess(["play", "--no-color"] + first.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
+        first.stop()
+        #expect(mia.screen.waitFor("The server is stopping"), "\(mia.screen.text)")
+        mia.type("complete c05 done\r")
+        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
+        mia.type("quit\r")
+        #expect(mia.screen.waitFor("Still no answer to complete c05: leaving gives up sending it"), "\(mia.screen.text)")
+        mia.type("n\r")
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+        #expect(mia.screen.waitFor("✓ complete c05, sent earlier, went through. Points: 60 ✦."), "\(mia.screen.text)")
+        mia.type("quit\r")
+        #expect(mia.waitForExit() == 0)
+        #expect(mia.screen.text.components(separatedBy: "Leave anyway?").count == 2, "asked once: \(mia.screen.text)")
+    }
 }
