@@ -56,7 +56,13 @@ struct AdminForceUnlock: AdminOperation {
         // The reply says whether the badge is unlocked, not whether this unlock did it: an
         // organizer who triggered it earlier must not read that the last gift just did.
         let badgeBefore = try context.client.fetchState().view["game"]?["final_badge"]?.boolValue == true
-        let reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
+        let reply: Reply
+        do {
+            reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
+        } catch .refused(let refusal) where refusal.code == "insufficient_points" && !noDeduct {
+            throw .refused(ServerRefusal(op: refusal.op, code: refusal.code,
+                                         message: refusal.message + " (force-unlock \(reward) --no-deduct unlocks it for free)"))
+        }
         let badge = !badgeBefore && reply.result["final_badge"]?.boolValue == true ? " The final badge unlocked with it." : ""
         return context.done("Unlocked \(reward)\(noDeduct ? " for free" : ""). Points: \(reply.result["points"]?.intValue ?? 0) ✦.\(badge)", reply)
     }

@@ -78,6 +78,11 @@ final class ConnectionNotices: @unchecked Sendable {
 /// A refusal worded for a person at a party: the server names the request's fields
 /// ("Field `proof.text` must be 1 to 2000 characters, got 0"), which a player never typed.
 func forPeople(_ message: String) -> String {
+    // "option: …" names the field for programs; the rest of the sentence is for people.
+    for field in ["option: ", "reward.from_character: "] where message.hasPrefix(field) {
+        let rest = message.dropFirst(field.count)
+        return rest.prefix(1).uppercased() + rest.dropFirst()
+    }
     let opening = "Field `"
     let rest = message.dropFirst(opening.count)
     guard message.hasPrefix(opening), let end = rest.firstIndex(of: "`"), end > rest.startIndex else { return message }

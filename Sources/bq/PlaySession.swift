@@ -47,7 +47,8 @@ final class PlaySession: @unchecked Sendable {
         if mode == .interactive && !json {
             terminal.line(style.red("✗ ") + forPeople(message))
         } else {
-            terminal.error(message)
+            // --json is for programs: the server's words as they are.
+            terminal.error(json ? message : forPeople(message))
         }
     }
 
@@ -162,6 +163,12 @@ final class PlaySession: @unchecked Sendable {
                 }
                 return .signedIn
             } catch {
+                // `--character Mia`: the name, or the id in capitals, of a character that exists.
+                if error.refusal?.code == "not_found", let characters = try? client.characters(game: game),
+                   let found = Self.character(id, in: characters), found != id {
+                    choice = found
+                    continue
+                }
                 refused(error.description)
                 guard error.refusal != nil else { return .noAnswer }
                 guard mode == .interactive else {
@@ -183,6 +190,14 @@ final class PlaySession: @unchecked Sendable {
                 pinToTry = nil
             }
         }
+    }
+
+    /// The id of the character `typed` names: its id or its name, in any case ("Mia" for mia).
+    static func character(_ typed: String, in characters: [JSONValue]) -> String? {
+        let wanted = typed.lowercased()
+        return characters.first { character in
+            character["id"]?.stringValue?.lowercased() == wanted || character["name"]?.stringValue?.lowercased() == wanted
+        }?["id"]?.stringValue
     }
 
     private func pickCharacter() -> String? {
@@ -213,7 +228,7 @@ final class PlaySession: @unchecked Sendable {
             if let number = Int(answer), offered.indices.contains(number - 1) {
                 return offered[number - 1]["id"]?.stringValue
             }
-            if characters.contains(where: { $0["id"]?.stringValue == answer }) { return answer }
+            if let id = Self.character(answer, in: characters) { return id }
             terminal.line("No character \(answer).")
         }
     }
@@ -335,7 +350,7 @@ final class PlaySession: @unchecked Sendable {
         case "whoami": showScreen([view.whoami(), view.pointsLine()])
         case "points": showScreen([view.pointsLine(), view.badgeLine()])
         case "show":
-            guard rest.count == 1, let id = rest.first else { return usage("show <challenge or reward id>") }
+            guard rest.count == 1, let id = rest.first.map(view.itemId) else { return usage("show <challenge or reward id>") }
             guard let card = view.show(id) else {
                 refused("Nothing called \(id) on your board or in the rewards.")
                 return .failed
@@ -348,7 +363,7 @@ final class PlaySession: @unchecked Sendable {
                 return [found == 0 ? "No hidden dares right now." : "You found \(found) dare\(found == 1 ? "" : "s")! Type board to see."]
             }
         case "unlock":
-            guard rest.count == 1, let id = rest.first else { return usage("unlock <reward id> (one at a time)") }
+            guard rest.count == 1, let id = rest.first.map(view.itemId) else { return usage("unlock <reward id> (one at a time)") }
             // The reply says so when this unlock brings the final badge: after the gift, not as
             // news before it.
             let badgeBefore = view.game["final_badge"]?.boolValue == true
@@ -444,7 +459,7 @@ final class PlaySession: @unchecked Sendable {
 
     private func complete(_ words: [String]) -> Outcome {
         let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option a|b]"
-        guard let id = words.first else { return usage(syntax) }
+        guard let id = words.first.map({ current?.itemId($0) ?? $0 }) else { return usage(syntax) }
         var option: String?
         var proofWords: [String] = []
         var index = 1

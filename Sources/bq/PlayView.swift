@@ -19,6 +19,14 @@ struct PlayView {
     }
 
     var game: JSONValue { json["game"] ?? .null }
+
+    /// The id of the challenge or reward `typed` names in any case (`C02` for c02); as typed
+    /// when none does, for the server to refuse.
+    func itemId(_ typed: String) -> String {
+        if json["challenges"]?[typed] != nil || json["rewards"]?[typed] != nil { return typed }
+        let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])
+        return ids.first { $0.lowercased() == typed.lowercased() } ?? typed
+    }
     var myCharacter: String? { json["me"]?["character"]?.stringValue }
     var myRole: String { json["me"]?["role"]?.stringValue ?? "?" }
     var points: Int { game["points"]?.intValue ?? 0 }
@@ -284,7 +292,12 @@ struct PlayView {
             let forced = dare?["forced"]?.boolValue == true && dare?["completed_at"] == entry["at"]
             let by = from.map { " by \($0)" } ?? ""
             text = forced ? "A dare\(by) came out when the organizer marked it done: “\(title)”" : "\(who) discovered a dare\(by): “\(title)”"
-        case "final_badge": text = "🏅 The final badge is unlocked!"
+        case "final_badge":
+            // The last gift's unlock brings it in the same commit, so at the same time; at any
+            // other moment it is the organizer's doing, which a 0 of 9 beside it would not explain.
+            let previous = entry["seq"]?.intValue.flatMap { $0 >= 2 && $0 - 2 < timeline.count ? timeline[$0 - 2] : nil }
+            let earned = previous?["kind"] == "reward_unlocked" && previous?["at"] == entry["at"]
+            text = earned ? "🏅 The final badge is unlocked!" : "🏅 The organizer unlocked the final badge early!"
         default: text = title
         }
         let amount = subtitle.isEmpty ? "" : " " + (subtitle.hasPrefix("-") ? style.yellow(subtitle) : style.green(subtitle))

@@ -16,6 +16,10 @@ import Testing
         let negative = try BQProcess.run(["admin", "adjust-points", "-30", "--reason", "oops"] + server.adminFlags)
         #expect(negative.status == 1)
         #expect(negative.err.contains("Not enough points"))
+        let unaffordable = try BQProcess.run(["admin", "force-unlock", "r04"] + server.adminFlags)
+        #expect(unaffordable.status == 1)
+        #expect(unaffordable.err.contains("Not enough points: have 0, need 100 (force-unlock r04 --no-deduct unlocks it for free)"),
+                "\(unaffordable.err)")
     }
 
     @Test func noServerIsExitStatusTwoAsInPlay() throws {

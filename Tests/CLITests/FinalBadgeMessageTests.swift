@@ -46,4 +46,21 @@ import Testing
         let outputs = try unlockAll(server)
         #expect(outputs.allSatisfy { !$0.contains("final badge") }, "\(outputs)")
     }
+
+    /// The badge the organizer gives before the last gift is said to be theirs: "0 of 9 gifts"
+    /// beside a plain "the final badge is unlocked" read like a fault.
+    @Test func aBadgeGivenEarlyIsSaidToBeTheOrganizers() throws {
+        let early = try ServerProcess()
+        defer { early.stop() }
+        #expect(try BQProcess.run(["admin", "final-badge"] + early.adminFlags).status == 0)
+        let timeline = try BQProcess.run(["play"] + early.address + ["--character", "mia", "timeline"], home: try makeTemporaryDirectory())
+        #expect(timeline.out.contains("🏅 The organizer unlocked the final badge early! 0 of 9 gifts"), "\(timeline.out)")
+
+        let earned = try ServerProcess()
+        defer { earned.stop() }
+        _ = try unlockAll(earned)
+        let after = try BQProcess.run(["play"] + earned.address + ["--character", "mia", "timeline"], home: try makeTemporaryDirectory())
+        #expect(after.out.contains("🏅 The final badge is unlocked! 9 of 9 gifts"), "\(after.out)")
+        #expect(!after.out.contains("early"), "\(after.out)")
+    }
 }

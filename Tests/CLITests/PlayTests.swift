@@ -326,4 +326,27 @@ import Testing
         #expect(piped.status == 0, "\(piped.err)")
         #expect(piped.out.contains("Completed “Paddle to Heron Island”"), "\(piped.out)")
     }
+
+    /// Ids and names are what the screens show, in whatever case they are typed.
+    @Test func charactersAndIdsAreFoundInAnyCase() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play", "--no-color"] + server.address + ["--character", "Mia", "complete", "C02"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+        #expect(claimed.out.contains("You are now mia (birthday)."), "\(claimed.out)")
+        #expect(claimed.out.contains("Completed “Wisdom From Strangers”"), "\(claimed.out)")
+        let shown = try BQProcess.run(["play", "--no-color"] + server.address + ["show", "R02"], home: home)
+        #expect(shown.out.contains("A Letter From Home"), "\(shown.out)")
+
+        let picked = try BQProcess.run(["play", "--no-color"] + server.address, home: try makeTemporaryDirectory(), stdin: "PRIYA\nquit\n")
+        #expect(picked.out.contains("You are now priya (friend)."), "\(picked.out) \(picked.err)")
+
+        // The server's words name the field for programs; a person reads a sentence.
+        let wrong = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c03", "--option", "b"], home: home)
+        #expect(wrong.status == 1)
+        #expect(wrong.err.contains("“Blind Portrait Gallery” has no option b, only a") || wrong.err.contains("\"Blind Portrait Gallery\" has no option b"),
+                "\(wrong.err)")
+        #expect(!wrong.err.contains("option: "), "\(wrong.err)")
+    }
 }
