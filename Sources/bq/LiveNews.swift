@@ -12,13 +12,18 @@ final class LiveNews: @unchecked Sendable {
     private var live = false
     private var version = 0
     private var view: JSONValue?
-    /// Reconnected, and the update that catches up has not come yet.
-    private var catchingUp = false
+    /// What heads the next lines told: they catch up (after a reconnect, or since the person
+    /// last played here) rather than happen now.
+    private var catchingUpHeader: String?
     /// What the command being run changes, from before its request is sent until it ends.
     private var own = OwnChange()
 
-    init(style: Style) {
+    /// Called with each view taken as told, on the thread that offered it (outside the lock).
+    private let onTold: @Sendable (Int, JSONValue) -> Void
+
+    init(style: Style, onTold: @escaping @Sendable (Int, JSONValue) -> Void = { _, _ in }) {
         self.style = style
+        self.onTold = onTold
     }
 
     var isLive: Bool { lock.withLock { live } }
@@ -30,11 +35,23 @@ final class LiveNews: @unchecked Sendable {
             self.version = version
             self.view = view
         }
+        if let view { onTold(version, view) }
+    }
+
+    /// Live from the view this person was last told, in an earlier run: the next update tells
+    /// what changed since (the caller offers the current view next).
+    func goLive(sinceLastSeen version: Int, view: JSONValue) {
+        lock.withLock {
+            live = true
+            self.version = version
+            self.view = view
+            catchingUpHeader = "Since you were last here:"
+        }
     }
 
     /// The next update is the one that catches up with what happened while disconnected.
     func reconnected() {
-        lock.withLock { catchingUp = live }
+        lock.withLock { catchingUpHeader = live ? "While you were away:" : nil }
     }
 
     func willChange(_ change: OwnChange) {
@@ -62,23 +79,24 @@ final class LiveNews: @unchecked Sendable {
         // More than one change the timeline does not account for: an adjustment told may be a sum.
         let unexplained = newVersion - shift.version - (now.timeline.count - then.timeline.count)
         var lines = now.changes(from: then, severalCommits: unexplained > 1, own: shift.own)
+        onTold(newVersion, newView)
         if lines.isEmpty { return nil }
-        // Caught up after a reconnect: several changes told at once, some as their sum.
-        if shift.catchingUp { lines.insert(style.dim("While you were away:"), at: 0) }
+        // Caught up: several changes told at once, some as their sum.
+        if let header = shift.header { lines.insert(style.dim(header), at: 0) }
         return lines
     }
 
-    /// Takes `newView` as the one told and returns the view it replaces (with its version,
-    /// whether this update catches up after a reconnect, and the running command's change),
-    /// when live and newer: both threads offer views, and neither may go back in time.
+    /// Takes `newView` as the one told and returns the view it replaces (with its version, the
+    /// header when this update catches up, and the running command's change), when live and
+    /// newer: both threads offer views, and neither may go back in time.
     private func advance(to newVersion: Int, view newView: JSONValue)
-        -> (view: JSONValue?, version: Int, catchingUp: Bool, own: OwnChange)? {
+        -> (view: JSONValue?, version: Int, header: String?, own: OwnChange)? {
         lock.withLock {
             // The first update after a reconnect catches up, even when it brings nothing new.
-            let wasCatchingUp = catchingUp
-            catchingUp = false
+            let header = catchingUpHeader
+            catchingUpHeader = nil
             guard live, newVersion > version || view == nil else { return nil }
-            let old = (view: view, version: version, catchingUp: wasCatchingUp, own: own)
+            let old = (view: view, version: version, header: header, own: own)
             version = newVersion
             view = newView
             return old

@@ -18,6 +18,7 @@ final class PlaySession: @unchecked Sendable {
     private var runningCommand = false
     /// What changed for this person since they were last told; live once the home screen is shown.
     private let news: LiveNews
+    private let lastSeen: LastSeenFile
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
     /// `usage`: the command itself was wrong (unknown, or words missing or left over), so
@@ -31,7 +32,8 @@ final class PlaySession: @unchecked Sendable {
         self.json = json
         self.game = game
         self.file = file
-        news = LiveNews(style: terminal.style)
+        lastSeen = LastSeenFile(devicePath: file.path)
+        news = LiveNews(style: terminal.style) { [lastSeen] version, view in lastSeen.save(version: version, view: view) }
     }
 
     var style: Style { terminal.style }
@@ -255,8 +257,14 @@ final class PlaySession: @unchecked Sendable {
         let home = client.mirrorSnapshot
         if let view = home.view { say(PlayView(json: view, style: style).home()) }
         guard !json else { return .started }
-        news.goLive(version: home.version, view: home.view)
-        // What changed while the home screen was being printed would go untold.
+        if let character = home.view?["me"]?["character"]?.stringValue, let seen = lastSeen.load(character: character),
+           seen.version < home.version {
+            news.goLive(sinceLastSeen: seen.version, view: seen.view)
+        } else {
+            news.goLive(version: home.version, view: home.view)
+        }
+        // What changed while the home screen was being printed would go untold (and, from
+        // the view last seen here, what changed since then).
         let now = client.mirrorSnapshot
         if let view = now.view { _ = news.tell(version: now.version, view: view, on: terminal) }
         return .started

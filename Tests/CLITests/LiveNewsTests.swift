@@ -129,6 +129,28 @@ import Testing
         #expect(!sam.output.text.contains("New on the board"), "\(sam.output.text)")
     }
 
+    /// What changed between two runs of an open game is told at the next start, after the home
+    /// screen, as what changed since the person was last there.
+    @Test func whatChangedSinceTheLastRunIsToldAtTheNextStart() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let first = try BQProcess.run(["play", "--no-color"] + server.address + ["--character", "mia"], home: home, stdin: "quit\n")
+        #expect(first.status == 0, "\(first.err)")
+        #expect(!first.out.contains("Since you were last here"), "\(first.out)")
+        #expect(try BQProcess.run(["admin", "adjust-points", "5", "--reason", "breakfast"] + server.adminFlags).status == 0)
+        #expect(try BQProcess.run(["admin", "set-day", "2"] + server.adminFlags).status == 0)
+
+        let second = try BQProcess.run(["play", "--no-color"] + server.address, home: home, stdin: "quit\n")
+        #expect(second.status == 0, "\(second.err)")
+        let told = second.out.components(separatedBy: "Type help for commands.").last ?? ""
+        #expect(told.contains("Since you were last here:\nThe organizer adjusted the points: +5 ✦ in all"), "\(second.out)")
+        #expect(told.contains("It is now day 2."), "\(second.out)")
+
+        let third = try BQProcess.run(["play", "--no-color"] + server.address, home: home, stdin: "quit\n")
+        #expect(!third.out.contains("Since you were last here"), "nothing new: \(third.out)")
+    }
+
     /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (given its
     /// request's id) is `discover`'s lines: where each test puts what it is about.
     static func miaServer(discover: @escaping @Sendable (JSONValue) -> [JSONValue]) -> FakeServer {
