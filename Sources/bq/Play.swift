@@ -71,6 +71,7 @@ struct Play: ParsableCommand {
         case .signedIn: break
         case .refused: throw ExitCode(1)
         case .noAnswer: throw ExitCode(2)
+        case .left: return
         }
         switch session.start() {
         case .started: break

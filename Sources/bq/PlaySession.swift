@@ -90,7 +90,8 @@ final class PlaySession: @unchecked Sendable {
     // MARK: Signing in
 
     /// How signing in ended: `refused` by the server (or by the person), or `noAnswer` from it.
-    enum SignIn { case signedIn, refused, noAnswer }
+    /// `left`: the person chose to leave at the picker (quit, or the end of input).
+    enum SignIn { case signedIn, refused, noAnswer, left }
 
     /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
     func signIn(character: String?, pin: String?) -> SignIn {
@@ -149,8 +150,11 @@ final class PlaySession: @unchecked Sendable {
                     }
                     return .refused
                 }
-                guard let picked = pickCharacter() else { return .refused }
-                choice = picked
+                switch pickCharacter() {
+                case .character(let picked): choice = picked
+                case .left: return .left
+                case .failed: return .refused
+                }
             }
             guard let id = choice else { return .refused }
             do {
@@ -202,13 +206,15 @@ final class PlaySession: @unchecked Sendable {
         }?["id"]?.stringValue
     }
 
-    private func pickCharacter() -> String? {
+    private enum Pick { case character(String), left, failed }
+
+    private func pickCharacter() -> Pick {
         let characters: [JSONValue]
         do {
             characters = try client.characters(game: game).map(\.terminalSafe)
         } catch {
             refused(error.description)
-            return nil
+            return .failed
         }
         let free = characters.filter { $0["claimed"]?.boolValue != true }
         let offered = free.isEmpty ? characters : free
@@ -224,13 +230,13 @@ final class PlaySession: @unchecked Sendable {
             terminal.line(style.dim("  Claimed on other devices: \(claimed.joined(separator: ", ")) (type its id to take it over with its PIN)"))
         }
         while true {
-            guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return nil }
+            guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return .left }
             if answer.isEmpty { continue }
-            if ["quit", "q", "exit"].contains(answer.lowercased()) { return nil }
-            if let number = Int(answer), offered.indices.contains(number - 1) {
-                return offered[number - 1]["id"]?.stringValue
+            if ["quit", "q", "exit"].contains(answer.lowercased()) { return .left }
+            if let number = Int(answer), offered.indices.contains(number - 1), let id = offered[number - 1]["id"]?.stringValue {
+                return .character(id)
             }
-            if let id = Self.character(answer, in: characters) { return id }
+            if let id = Self.character(answer, in: characters) { return .character(id) }
             terminal.line("No character \(answer).")
         }
     }

@@ -197,14 +197,15 @@ struct PlayView {
     }
 
     /// Rows laid out together, in columns that line up: the status column as wide as the
-    /// widest status among them, the titles 32 columns; status before the facts, which vary
+    /// widest status among them, the titles 32 columns and two spaces; status before the facts, which vary
     /// most in length. On a terminal too narrow for the widest row, the titles give up room
     /// first (down to 16), then a row's facts are cut: a row never wraps. Lists indent rows by
     /// 2, which the width allows for.
     func laidOut(_ rows: [ListRow]) -> [String] {
         let statusWidth = rows.map { $0.status.terminalColumns }.max() ?? 0
-        // Indent; mark, id and status, each with the space after it; the space after the title.
-        let fixed = 2 + 2 + idWidth + 1 + statusWidth + 1 + 1
+        // Indent; mark, id and status, each with the space after it; the two spaces after the
+        // title (one, and a title of the full width reads as running into its status).
+        let fixed = 2 + 2 + idWidth + 1 + statusWidth + 1 + 2
         var titleWidth = 32
         if let columns {
             let widestFacts = rows.map { $0.facts.terminalColumns }.max() ?? 0
@@ -216,7 +217,7 @@ struct PlayView {
                 let room = columns - fixed - titleWidth
                 if row.facts.terminalColumns > room { shownFacts = room > 1 ? fitted(row.facts, room) : "" }
             }
-            return "\(row.mark) \(style.cyan(padded(row.id, idWidth))) \(fitted(row.title, titleWidth)) "
+            return "\(row.mark) \(style.cyan(padded(row.id, idWidth))) \(fitted(row.title, titleWidth))  "
                 + "\(row.paint(padded(row.status, statusWidth))) \(style.dim(shownFacts))"
         }
     }

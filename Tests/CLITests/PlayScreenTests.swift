@@ -43,9 +43,9 @@ import Testing
         // A pipe: no terminal width, so titles get their full 32 columns.
         let board = try BQProcess.run(["play"] + server.address + ["board"], home: home, environment: ["COLUMNS": ""])
         #expect(board.status == 0, "\(board.err)")
-        // "🎂" takes two columns and "誕生日ケーキ" twelve: both padded to the same 32.
-        #expect(board.out.contains("🎂 Cake at dawn" + String(repeating: " ", count: 32 - 15) + " open"), "\(board.out)")
-        #expect(board.out.contains("誕生日ケーキ" + String(repeating: " ", count: 32 - 12) + " open"), "\(board.out)")
+        // "🎂" takes two columns and "誕生日ケーキ" twelve: both padded to the same 32, then two spaces.
+        #expect(board.out.contains("🎂 Cake at dawn" + String(repeating: " ", count: 32 - 15) + "  open"), "\(board.out)")
+        #expect(board.out.contains("誕生日ケーキ" + String(repeating: " ", count: 32 - 12) + "  open"), "\(board.out)")
         // Every status is as wide as the longest, so the facts after it start in one column
         // (rows whose titles are narrow, so that characters are columns).
         let categories = ["c02": "social", "c03": "creative", "c15": "adventure"]

@@ -47,6 +47,10 @@ import Testing
         #expect(theo.output.waitFor("Rewards you gave"))
         #expect(theo.output.waitFor("One Year of Chauffeur Service"))
         #expect(theo.finish() == 0)
+
+        // Leaving at the picker is a choice, not a failure.
+        let left = try BQProcess.run(["play"] + server.address, home: try makeTemporaryDirectory(), stdin: "quit\n")
+        #expect(left.status == 0, "\(left.err)")
     }
 
     /// The PIN question is shown even when the input is a pipe: the next line is read as the
