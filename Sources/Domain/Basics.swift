@@ -94,6 +94,10 @@ public enum Limits {
     public static let rewardCost = 0...1_000
     public static let secretPoints = [25, 50, 75, 100]
     public static let maxAdjustment = 1_000_000_000
+    /// The tokens one device may hold for a character: a claim beyond them starts over, its
+    /// earlier tokens ending as at a takeover. Claims need no sign-in, and every token would
+    /// otherwise be kept (in memory and in every snapshot) for good.
+    public static let tokensPerCharacter = 1_000
     public static let name = 1...120
     public static let tagline = 1...200
     public static let teaser = 1...200

@@ -23,7 +23,9 @@ extension GameState {
 
         case .characterClaimed(let id, let device, let tokenHash, let takeover):
             guard var character = characters[id] else { return }
-            if takeover || character.device != device { character.tokenHashes = [] }
+            if takeover || character.device != device || character.tokenHashes.count >= Limits.tokensPerCharacter {
+                character.tokenHashes = []
+            }
             character.device = device
             character.tokenHashes.insert(tokenHash)
             characters[id] = character

@@ -51,7 +51,9 @@ extension Event {
     var revokesTokens: Bool {
         switch change {
         case .characterUnclaimed: return true
-        case .characterClaimed(_, _, _, let takeover): return takeover
+        // A claim past the tokens one device may hold ends the earlier ones too (rare: checked
+        // for every claim rather than decided here).
+        case .characterClaimed: return true
         default: return false
         }
     }

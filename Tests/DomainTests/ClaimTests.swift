@@ -21,6 +21,20 @@ import Testing
         #expect(after.state.character(forTokenHash: "h1")?.id == "mia")
     }
 
+    /// Claims need no sign-in: a device claiming over and over must not make the state (and
+    /// every snapshot) grow for good. Past the limit it starts over with the newest token.
+    @Test func aDeviceClaimingPastTheLimitStartsOverWithItsNewestToken() {
+        let claims = (0..<Limits.tokensPerCharacter).map {
+            Change.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h\($0)", takeover: false)
+        }
+        let full = claims.reduce(given()) { $0.and($1) }
+        #expect(full.state.characters["mia"]?.tokenHashes.count == Limits.tokensPerCharacter)
+        let after = full.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "newest"))
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "newest", takeover: false)], actor: mia)
+        #expect(after.state.characters["mia"]?.tokenHashes == ["newest"])
+        #expect(after.state.character(forTokenHash: "h0") == nil)
+    }
+
     @Test func anotherDeviceWithoutAPinIsRefused() {
         given(.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h1", takeover: false))
             .when(.system, .claim(character: "mia", device: "phone-2", pin: nil, tokenHash: "h2"))
