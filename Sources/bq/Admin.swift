@@ -178,7 +178,21 @@ struct AdminContext {
     /// The version a change made, after its result: the organizer's console and one-shots match
     /// it with `log`; a player's screen has no use for it.
     var showsVersions = true
+    /// The version the last change made here committed at: the organizer's `bq play` and the
+    /// console hold their news until they know it.
+    let lastCommit = LastCommit()
     var style: Style { terminal.style }
+}
+
+/// A version written by the thread that runs an operation and read by it afterwards; a class
+/// so that the context, a value, carries one for its operations to fill in.
+final class LastCommit: @unchecked Sendable {
+    private let lock = NSLock()
+    private var committed: Int?  // Guarded by `lock`.
+
+    var version: Int? { lock.withLock { committed } }
+
+    func record(_ version: Int?) { lock.withLock { committed = version } }
 }
 
 /// An organizer operation: one-shot as a subcommand, or a line in `bq admin console`.

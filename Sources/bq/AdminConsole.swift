@@ -30,11 +30,11 @@ struct AdminConsole: ParsableCommand {
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
         let notices = ConnectionNotices()
-        let news = LiveNews(style: terminal.style)
+        let news = LiveNews(style: terminal.style, terminal: terminal)
         context.client.onEvent { event in
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                guard news.tell(version: version, view: view, on: terminal) else { return }
+                guard news.tell(version: version, view: view) else { return }
             case .lateReply(let op, let args, let result):
                 terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
             default:
@@ -88,9 +88,9 @@ struct AdminConsole: ParsableCommand {
             // The game as followed live (a quick look when it is not: a slow server is asked anyway).
             let currentView: (() -> JSONValue?)? = Terminal.stdinIsTerminal
                 ? { context.client.view ?? (try? context.client.request("state", [:], timeout: 2))?.result["state"] } : nil
+            let key = IdempotencyKey.make()
             let outcome = Admin.runConsoleLine(words, typed: line, context: context, currentView: currentView,
-                                               willPerform: { news.willChange($0.ownChange) }, confirm: terminal.confirm)
-            news.commandEnded()
+                                               willPerform: { news.willChange($0.ownChange, key: key) }, confirm: terminal.confirm)
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
             case .refused(.unconfirmed): terminal.line(terminal.style.red("✗ ") + keptChangeMessage(line.trimmingCharacters(in: .whitespaces)))
@@ -99,6 +99,8 @@ struct AdminConsole: ParsableCommand {
             case .cancelled: terminal.line("Cancelled.")
             case .notAnOperation: terminal.line("\(first) is not available inside the console.")
             }
+            // After its result: what others did meanwhile comes next, less this change.
+            news.settled(key, committedAt: context.lastCommit.version)
         }
     }
 }

@@ -9,7 +9,8 @@ extension AdminContext {
     /// What a change that was made says. A replay is the answer to an earlier send of this very
     /// request (after a lost connection), not a second change.
     func done(_ text: String, _ reply: Reply) -> [String] {
-        [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
+        lastCommit.record(reply.version)
+        return [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
             + (showsVersions ? " [version \(reply.version ?? 0)]" : "")]
     }
 }

@@ -2,11 +2,17 @@ import Foundation
 import JSON
 
 /// The news a person is told as the game changes: each view newer than the one last told,
-/// compared with it, less what their own running command changes (its reply tells that).
-/// Views arrive on the client's reader thread, and the main thread goes live and runs
-/// commands, so the state is guarded by a lock.
+/// compared with it. While a change of their own is on its way (a command waiting for its
+/// reply, or a change kept to be sent again), news is held: the patch with their change comes
+/// before the reply, and the reply tells it. Once every such change has its answer, the held
+/// views are told, less what those changes committed, and only up to the version each
+/// committed at: someone else's change of the same kind, or one after it, is still news.
+/// Views arrive on the client's reader thread; the main thread goes live and runs commands.
 final class LiveNews: @unchecked Sendable {
     private let style: Style
+    private let terminal: Terminal
+    /// Called with each view taken as told, on the thread that offered it (outside the lock).
+    private let onTold: @Sendable (Int, JSONValue) -> Void
     private let lock = NSLock()
     // Guarded by `lock`.
     private var live = false
@@ -15,14 +21,19 @@ final class LiveNews: @unchecked Sendable {
     /// What heads the next lines told: they catch up (after a reconnect, or since the person
     /// last played here) rather than happen now.
     private var catchingUpHeader: String?
-    /// What the command being run changes, from before its request is sent until it ends.
-    private var own = OwnChange()
+    /// The person's own changes without an answer yet, by a key of the caller's.
+    private var outstanding: [String: OwnChange] = [:]
+    /// Own changes answered while others were outstanding, with the version each committed at.
+    private var committed: [(version: Int, change: OwnChange)] = []
+    /// Views that came while own changes were outstanding, oldest first.
+    private var held: [(version: Int, view: JSONValue)] = []
+    /// A thread is telling what was held: newer views wait behind it, or they would be told
+    /// first and the held ones (with the person's own change left out) not at all.
+    private var flushing = false
 
-    /// Called with each view taken as told, on the thread that offered it (outside the lock).
-    private let onTold: @Sendable (Int, JSONValue) -> Void
-
-    init(style: Style, onTold: @escaping @Sendable (Int, JSONValue) -> Void = { _, _ in }) {
+    init(style: Style, terminal: Terminal, onTold: @escaping @Sendable (Int, JSONValue) -> Void = { _, _ in }) {
         self.style = style
+        self.terminal = terminal
         self.onTold = onTold
     }
 
@@ -54,31 +65,79 @@ final class LiveNews: @unchecked Sendable {
         lock.withLock { catchingUpHeader = live ? "While you were away:" : nil }
     }
 
-    func willChange(_ change: OwnChange) {
-        lock.withLock { own = change }
+    /// A change of the person's own is about to be sent, under `key`: news is held until it
+    /// is answered (`settled`).
+    func willChange(_ change: OwnChange, key: String) {
+        lock.withLock { outstanding[key] = change }
     }
 
-    func commandEnded() {
-        lock.withLock { own = OwnChange() }
+    /// The change sent under `key` is answered: committed at `version`, or nothing (refused,
+    /// cancelled, a failure). Once no change is outstanding, what was held is told; true when
+    /// something was printed. A key never sent (a command refused before sending) only tells.
+    @discardableResult
+    func settled(_ key: String, committedAt version: Int?) -> Bool {
+        let flushes: Bool = lock.withLock {
+            if let change = outstanding.removeValue(forKey: key), let version { committed.append((version, change)) }
+            guard outstanding.isEmpty, !flushing else { return false }
+            flushing = true
+            return true
+        }
+        guard flushes else { return false }
+        var printed = false
+        while true {
+            let batch: (views: [(version: Int, view: JSONValue)], owns: [(version: Int, change: OwnChange)])? = lock.withLock {
+                // A change sent meanwhile holds the rest again; else, done once nothing is left.
+                guard outstanding.isEmpty, !held.isEmpty else {
+                    flushing = false
+                    return nil
+                }
+                defer {
+                    held = []
+                    committed = []
+                }
+                return (held, committed)
+            }
+            guard let batch else { return printed }
+            for (heldVersion, heldView) in batch.views {
+                let toldBefore = lock.withLock { self.version }
+                // The person's own changes that this view is the first to hold.
+                let own = OwnChange(merging: batch.owns.filter { $0.version > toldBefore && $0.version <= heldVersion }.map(\.change))
+                if let lines = lines(upTo: heldVersion, view: heldView, own: own) {
+                    print(lines)
+                    printed = true
+                }
+            }
+        }
     }
 
-    /// Prints what changed since the view last told; false when nothing did (a change this
-    /// person cannot see, a view older than the one told, or not live yet). A fresh snapshot
-    /// (after a gap, or after the server held patches back) is told as the changes since then.
-    func tell(version: Int, view: JSONValue, on terminal: Terminal) -> Bool {
-        guard let lines = lines(upTo: version, view: view) else { return false }
-        // Off the line a person is typing at, unless that line is moved out of the way anyway.
-        if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
-        for line in lines { terminal.line(line) }
+    /// Prints what changed since the view last told; false when nothing was printed (a change
+    /// this person cannot see, a view older than the one told, news held, or not live yet). A
+    /// fresh snapshot (after a gap, or after the server held patches back) is told as the
+    /// changes since then.
+    func tell(version newVersion: Int, view newView: JSONValue) -> Bool {
+        let holding = lock.withLock {
+            guard live, !outstanding.isEmpty || flushing else { return false }
+            if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
+            return true
+        }
+        if holding { return false }
+        guard let lines = lines(upTo: newVersion, view: newView, own: OwnChange()) else { return false }
+        print(lines)
         return true
     }
 
-    private func lines(upTo newVersion: Int, view newView: JSONValue) -> [String]? {
+    private func print(_ lines: [String]) {
+        // Off the line a person is typing at, unless that line is moved out of the way anyway.
+        if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
+        for line in lines { terminal.line(line) }
+    }
+
+    private func lines(upTo newVersion: Int, view newView: JSONValue, own: OwnChange) -> [String]? {
         guard let shift = advance(to: newVersion, view: newView), let before = shift.view else { return nil }
         let now = PlayView(json: newView, style: style), then = PlayView(json: before, style: style)
         // More than one change the timeline does not account for: an adjustment told may be a sum.
         let unexplained = newVersion - shift.version - (now.timeline.count - then.timeline.count)
-        var lines = now.changes(from: then, severalCommits: unexplained > 1, own: shift.own)
+        var lines = now.changes(from: then, severalCommits: unexplained > 1, own: own)
         onTold(newVersion, newView)
         if lines.isEmpty { return nil }
         // Caught up: several changes told at once, some as their sum.
@@ -86,17 +145,16 @@ final class LiveNews: @unchecked Sendable {
         return lines
     }
 
-    /// Takes `newView` as the one told and returns the view it replaces (with its version, the
-    /// header when this update catches up, and the running command's change), when live and
-    /// newer: both threads offer views, and neither may go back in time.
-    private func advance(to newVersion: Int, view newView: JSONValue)
-        -> (view: JSONValue?, version: Int, header: String?, own: OwnChange)? {
+    /// Takes `newView` as the one told and returns the view it replaces (with its version and
+    /// the header when this update catches up), when live and newer: both threads offer views,
+    /// and neither may go back in time.
+    private func advance(to newVersion: Int, view newView: JSONValue) -> (view: JSONValue?, version: Int, header: String?)? {
         lock.withLock {
             // The first update after a reconnect catches up, even when it brings nothing new.
             let header = catchingUpHeader
             catchingUpHeader = nil
             guard live, newVersion > version || view == nil else { return nil }
-            let old = (view: view, version: version, header: header, own: own)
+            let old = (view: view, version: version, header: header)
             version = newVersion
             view = newView
             return old

@@ -16,11 +16,14 @@ extension PlaySession {
         let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
             ? { [client] in client.view } : nil
         let context = AdminContext(client: client, terminal: terminal, showsVersions: false)
+        let key = IdempotencyKey.make()
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView,
-                                           willPerform: { willChange($0.ownChange) }) {
+                                           willPerform: { willChange($0.ownChange, key: key) }) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }
+        // After its result: what others did meanwhile comes next, less this change.
+        defer { settled(key, committedAt: context.lastCommit.version) }
         switch outcome {
         case .output(let lines):
             say(lines)

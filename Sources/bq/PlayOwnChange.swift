@@ -6,27 +6,42 @@ import JSON
 struct OwnChange: Sendable {
     /// Timeline entries the reply tells, by kind and ref (`final_badge` has no ref).
     var entries: Set<String> = []
-    /// The character the command unclaims.
-    var unclaims: String?
+    /// The characters the command unclaims.
+    var unclaims: Set<String> = []
     var day: Int?
     var adjustment: Int?
     var addsChallenge = false
     var addsReward = false
-    /// The challenge or reward the command edits.
-    var edits: String?
+    /// The challenges and rewards the command edits.
+    var edits: Set<String> = []
     /// The reply names the balance after the change, so a points line for it would repeat it.
     var tellsPoints = false
 
     init(entries: [(kind: String, ref: String?)] = [], unclaims: String? = nil, day: Int? = nil, adjustment: Int? = nil,
          addsChallenge: Bool = false, addsReward: Bool = false, edits: String? = nil, tellsPoints: Bool = false) {
         self.entries = Set(entries.map { Self.key($0.kind, $0.ref) })
-        self.unclaims = unclaims
+        self.unclaims = Set(unclaims.map { [$0] } ?? [])
         self.day = day
         self.adjustment = adjustment
         self.addsChallenge = addsChallenge
         self.addsReward = addsReward
-        self.edits = edits
+        self.edits = Set(edits.map { [$0] } ?? [])
         self.tellsPoints = tellsPoints
+    }
+
+    /// Several changes that one update holds: the adjustments add up.
+    init(merging changes: [OwnChange]) {
+        self.init()
+        for change in changes {
+            entries.formUnion(change.entries)
+            unclaims.formUnion(change.unclaims)
+            edits.formUnion(change.edits)
+            day = change.day ?? day
+            if let adjustment = change.adjustment { self.adjustment = (self.adjustment ?? 0) + adjustment }
+            addsChallenge = addsChallenge || change.addsChallenge
+            addsReward = addsReward || change.addsReward
+            tellsPoints = tellsPoints || change.tellsPoints
+        }
     }
 
     func tells(_ entry: JSONValue) -> Bool {

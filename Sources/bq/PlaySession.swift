@@ -33,7 +33,9 @@ final class PlaySession: @unchecked Sendable {
         self.game = game
         self.file = file
         lastSeen = LastSeenFile(devicePath: file.path)
-        news = LiveNews(style: terminal.style) { [lastSeen] version, view in lastSeen.save(version: version, view: view) }
+        news = LiveNews(style: terminal.style, terminal: terminal) { [lastSeen] version, view in
+            lastSeen.save(version: version, view: view)
+        }
     }
 
     var style: Style { terminal.style }
@@ -64,11 +66,13 @@ final class PlaySession: @unchecked Sendable {
         commandLock.lock()
         runningCommand = running
         commandLock.unlock()
-        news.commandEnded()
     }
 
-    /// Said before the command's request is sent: the patch with its change comes before the reply.
-    func willChange(_ change: OwnChange) { news.willChange(change) }
+    /// Holds news from before a change of the person's own is sent (the patch with it comes
+    /// before the reply) until `settled` says what it committed; `key` names it.
+    func willChange(_ change: OwnChange, key: String) { news.willChange(change, key: key) }
+
+    func settled(_ key: String, committedAt version: Int?) { news.settled(key, committedAt: version) }
 
     private func updateFile(_ change: (inout PlayDeviceFile) -> Void) {
         fileLock.lock()
@@ -272,7 +276,7 @@ final class PlaySession: @unchecked Sendable {
         // What changed while the home screen was being printed would go untold (and, from
         // the view last seen here, what changed since then).
         let now = client.mirrorSnapshot
-        if let view = now.view { _ = news.tell(version: now.version, view: view, on: terminal) }
+        if let view = now.view { _ = news.tell(version: now.version, view: view) }
         return .started
     }
 
@@ -283,7 +287,7 @@ final class PlaySession: @unchecked Sendable {
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
-                guard news.tell(version: version, view: view, on: terminal) else { return }
+                guard news.tell(version: version, view: view) else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
                 if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: style) else { return }
@@ -294,6 +298,10 @@ final class PlaySession: @unchecked Sendable {
                 if op == "unlock_reward", case .success = result, let id = args["reward"]?.stringValue,
                    let card = current?.show(id) {
                     for line in card { terminal.line(line) }
+                }
+                // The news held while it was on its way, less the change itself.
+                if let key = args["idem"]?.stringValue {
+                    news.settled(key, committedAt: (try? result.get())?.version)
                 }
             case .sessionLost(let reason):
                 // No prompt under this line: nothing typed there will be read.
@@ -432,21 +440,24 @@ final class PlaySession: @unchecked Sendable {
 
     private func mutate(_ op: String, _ args: [String: JSONValue], changing own: OwnChange = OwnChange(),
                         success: (Reply) -> [String]) -> Outcome {
-        willChange(own)
+        // The key is made here to name the change for the news held until its answer, which
+        // may come late (`lateReply`), after a reconnect.
+        let key = IdempotencyKey.make()
+        var args = args
+        args["idem"] = .string(key)
+        willChange(own, key: key)
         do {
             // Offline, a person is not kept from typing for the whole timeout: a quick reconnect
             // (a restart) still answers in that time; else the change is kept and sent later.
             let offline = mode == .interactive && !client.isConnected
             let reply = try client.request(op, args, timeout: offline ? min(Self.offlineWait, client.options.requestTimeout) : nil)
             say(success(reply))
-            // A reply that waited (a reconnect, a slow disk) may come after newer changes were
-            // shown: the balance it names is then not the last word.
-            if let version = reply.version, client.version > version, let said = reply.result["points"]?.intValue,
-               let now = current, now.points != said {
-                say([style.dim("Since then: ") + now.pointsLine()])
-            }
+            // What others did meanwhile comes after the answer, with the balance as it is now.
+            settled(key, committedAt: reply.version)
             return .ok
         } catch {
+            // Kept to be sent again: the news waits for its late answer.
+            if case .unconfirmed = error, mode == .interactive {} else { settled(key, committedAt: nil) }
             return failure(error, command: commandWords(op, args))
         }
     }

@@ -364,7 +364,7 @@ struct PlayView {
         for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {
             let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
             let now = character["claimed"]?.boolValue ?? false
-            if was != now, now || id != own.unclaims {
+            if was != now, now || !own.unclaims.contains(id) {
                 lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")")
             }
         }
@@ -387,7 +387,7 @@ struct PlayView {
             } else if status == "draft", before?["title"] != challenge["title"] || before?["description"] != challenge["description"]
                         || before?["points"] != challenge["points"] {
                 lines.append("\(name(of: author)) edited a dare: “\(title)” (\(challenge["points"]?.intValue ?? 0) ✦)")
-            } else if let before, challenge["secret"]?.boolValue != true, myRole != "organizer", id != own.edits,
+            } else if let before, challenge["secret"]?.boolValue != true, myRole != "organizer", !own.edits.contains(id),
                       Self.challengeFields.contains(where: { before[$0] != challenge[$0] }) {
                 let points = challenge["points"]?.intValue ?? 0
                 lines.append(before["points"] != challenge["points"]
@@ -402,7 +402,7 @@ struct PlayView {
             }
             // A gift's content appearing is its unlock (told by the timeline), not an edit.
             let contentEdited = before["content"] != nil && reward["content"] != nil && before["content"] != reward["content"]
-            guard myRole != "organizer", id != own.edits, contentEdited || Self.rewardFields.contains(where: { before[$0] != reward[$0] }) else { continue }
+            guard myRole != "organizer", !own.edits.contains(id), contentEdited || Self.rewardFields.contains(where: { before[$0] != reward[$0] }) else { continue }
             let cost = reward["cost"]?.intValue ?? 0
             lines.append(before["cost"] != reward["cost"]
                 ? "The organizer changed the gift \(id) “\(title)”: now \(cost) ✦" : "The organizer edited the gift \(id) “\(title)”")

@@ -129,6 +129,59 @@ import Testing
         #expect(!sam.output.text.contains("New on the board"), "\(sam.output.text)")
     }
 
+    /// Only what her own command committed is left to its reply: a change of someone else's in
+    /// the same wait, even of the same kind, is news, told after the reply.
+    @Test func onlyTheCommandsOwnCommitIsLeftToItsReply() throws {
+        let mine: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                               "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        let fake = Self.miaServer(answering: "complete_challenge") { id in
+            [["push": "patch", "from": 1, "to": 2, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 35],
+                 ["op": "replace", "path": "/game/earned", "value": 35],
+                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                 ["op": "add", "path": "/timeline/-", "value": mine]]],
+             // The organizer's adjustment, committed after hers but before her reply went out.
+             ["push": "patch", "from": 2, "to": 3, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 45],
+                 ["op": "replace", "path": "/game/earned", "value": 45]]],
+             ["id": id, "ok": true, "version": 2, "result": ["points": 35]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c02 done")
+        #expect(mia.output.waitFor("Completed “Wisdom From Strangers”. Points: 35 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "after the reply: \(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 45 ✦  (earned 45, spent 0)"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("Mia completed"), "\(mia.output.text)")
+    }
+
+    /// A command refused tells nothing of what it would have changed: the same change made by
+    /// someone else in the meantime (why it was refused) is news.
+    @Test func aRefusedCommandLeavesTheNewsWhole() throws {
+        let forced: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        let fake = Self.miaServer(answering: "complete_challenge") { id in
+            [["push": "patch", "from": 1, "to": 2, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 35],
+                 ["op": "replace", "path": "/game/earned", "value": 35],
+                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                 ["op": "replace", "path": "/challenges/c02/forced", "value": true],
+                 ["op": "add", "path": "/timeline/-", "value": forced]]],
+             ["id": id, "ok": false, "error": ["code": "already_completed", "message": "\"Wisdom From Strangers\" is already completed"]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c02 done")
+        // The news first: it says why the refusal after it.
+        #expect(mia.output.waitFor("“Wisdom From Strangers” marked done by the organizer +35 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 35 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("is already completed"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+    }
+
     /// What changed between two runs of an open game is told at the next start, after the home
     /// screen, as what changed since the person was last there.
     @Test func whatChangedSinceTheLastRunIsToldAtTheNextStart() throws {
@@ -151,9 +204,10 @@ import Testing
         #expect(!third.out.contains("Since you were last here"), "nothing new: \(third.out)")
     }
 
-    /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (given its
-    /// request's id) is `discover`'s lines: where each test puts what it is about.
-    static func miaServer(discover: @escaping @Sendable (JSONValue) -> [JSONValue]) -> FakeServer {
+    /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (or to
+    /// `op`), given its request's id, is `discover`'s lines: where each test puts what it is about.
+    static func miaServer(answering op: String = "discover_secrets",
+                          discover: @escaping @Sendable (JSONValue) -> [JSONValue]) -> FakeServer {
         FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
@@ -162,7 +216,7 @@ import Testing
             case "subscribe":
                 return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
                         ["push": "snapshot", "version": 1, "state": view]]
-            case "discover_secrets":
+            case op:
                 return discover(id)
             default:
                 return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]

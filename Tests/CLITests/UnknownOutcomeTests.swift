@@ -55,5 +55,6 @@ import Testing
         mia.type("quit\r")
         #expect(mia.waitForExit() == 0)
         #expect(mia.screen.text.components(separatedBy: "Leave anyway?").count == 2, "asked once: \(mia.screen.text)")
+        #expect(!mia.screen.text.contains("Mia completed"), "told by its late answer alone: \(mia.screen.text)")
     }
 }
