@@ -65,7 +65,8 @@ public enum Secrets {
     /// killed in between leaves the key readable by everyone.) `temporarySuffix` names the file
     /// beside it: a writer that holds no lock on the directory gives one of its own, so that two
     /// processes writing the same file never share it.
-    public static func writePrivately(_ data: Data, to path: String, temporarySuffix: String = ".new") throws {
+    /// `synced: false` skips both syncs, for a file whose loss at a power cut costs nothing.
+    public static func writePrivately(_ data: Data, to path: String, temporarySuffix: String = ".new", synced: Bool = true) throws {
         let temporary = path + temporarySuffix
         unlink(temporary)  // left by a writer that was killed while writing
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -75,7 +76,7 @@ public enum Secrets {
         let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             try file.write(contentsOf: data)
-            try file.synchronize()
+            if synced { try file.synchronize() }
         } catch {
             unlink(temporary)
             throw ServerError.startup("Cannot write \(temporary): \(error.localizedDescription)")
@@ -85,6 +86,7 @@ public enum Secrets {
             unlink(temporary)
             throw ServerError.startup("Cannot rename \(temporary) to \(path): \(reason)")
         }
+        guard synced else { return }
         // The new name is durable once its directory is synced: without it a power cut could
         // take the file away after the key was handed out, and the next start would make
         // another. Best effort: a directory that cannot be opened was just written to.

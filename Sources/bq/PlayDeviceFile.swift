@@ -69,11 +69,14 @@ struct PlayDeviceFile {
     /// away those whose process is gone (one still running may be saving right now).
     private func removeTemporariesOfEndedProcesses() {
         let directory = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + ".new-"
+        let file = (path as NSString).lastPathComponent
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
-        for name in names where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            unlink((directory as NSString).appendingPathComponent(name))
+        // The last-seen view's temporaries too (PlayLastSeen.swift): each holds a whole view.
+        for prefix in [file + ".new-", file + ".seen.new-"] {
+            for name in names where name.hasPrefix(prefix) {
+                guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+                unlink((directory as NSString).appendingPathComponent(name))
+            }
         }
     }
 }

@@ -32,7 +32,9 @@ final class LastSeenFile: @unchecked Sendable {
             guard version > savedVersion else { return }
             savedVersion = version
             let object: JSONValue = ["character": .string(character), "version": .int(version), "view": view]
-            try? Secrets.writePrivately(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())")
+            // Written on the reader thread at every update: no syncs, whose wait would hold the
+            // replies back; a file lost at a power cut only leaves the next start's news out.
+            try? Secrets.writePrivately(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())", synced: false)
         }
     }
 }

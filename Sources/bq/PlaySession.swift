@@ -19,6 +19,9 @@ final class PlaySession: @unchecked Sendable {
     /// What changed for this person since they were last told; live once the home screen is shown.
     private let news: LiveNews
     private let lastSeen: LastSeenFile
+    /// Signed in with the saved token: the same game as the view last seen here (a fresh claim
+    /// may be on a new game on the same port). Main thread only.
+    private var resumed = false
 
     /// `unconfirmed`: a change got no reply in time and may or may not have been made.
     /// `usage`: the command itself was wrong (unknown, or words missing or left over), so
@@ -94,7 +97,7 @@ final class PlaySession: @unchecked Sendable {
     // MARK: Signing in
 
     /// How signing in ended: `refused` by the server (or by the person), or `noAnswer` from it.
-    /// `left`: the person chose to leave at the picker (quit, or the end of input).
+    /// `left`: the person chose to leave at the picker (typed quit).
     enum SignIn { case signedIn, refused, noAnswer, left }
 
     /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
@@ -115,12 +118,15 @@ final class PlaySession: @unchecked Sendable {
         let savedCharacter = file.character
         fileLock.unlock()
         // Another character named while this file's session still stands: a switch.
-        let switchingFrom = saved != nil && character != nil && character != savedCharacter ? savedCharacter : nil
-        if let saved, character == nil || character == savedCharacter {
+        // `--character Mia` names the saved mia, as the picker takes it.
+        let namesSaved = character?.lowercased() == savedCharacter?.lowercased()
+        let switchingFrom = saved != nil && character != nil && !namesSaved ? savedCharacter : nil
+        if let saved, character == nil || namesSaved {
             do {
                 let reply = try client.auth(token: saved)
                 // A greeting for a person; a script's output is its commands' results.
                 if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue?.terminalSafe ?? "player").")]) }
+                resumed = true
                 return .signedIn
             } catch {
                 // Only a refused token is a lost session: a server that does not answer, or is
@@ -234,7 +240,8 @@ final class PlaySession: @unchecked Sendable {
             terminal.line(style.dim("  Claimed on other devices: \(claimed.joined(separator: ", ")) (type its id to take it over with its PIN)"))
         }
         while true {
-            guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return .left }
+            // The end of the input is no choice: a script piped in without --character failed.
+            guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return .failed }
             if answer.isEmpty { continue }
             if ["quit", "q", "exit"].contains(answer.lowercased()) { return .left }
             if let number = Int(answer), offered.indices.contains(number - 1), let id = offered[number - 1]["id"]?.stringValue {
@@ -267,8 +274,9 @@ final class PlaySession: @unchecked Sendable {
         let home = client.mirrorSnapshot
         if let view = home.view { say(PlayView(json: view, style: style).home()) }
         guard !json else { return .started }
-        if let character = home.view?["me"]?["character"]?.stringValue, let seen = lastSeen.load(character: character),
-           seen.version < home.version {
+        if resumed, let view = home.view, let character = view["me"]?["character"]?.stringValue,
+           let seen = lastSeen.load(character: character), seen.version < home.version,
+           Self.timeline(of: seen.view, begins: view) {
             news.goLive(sinceLastSeen: seen.version, view: seen.view)
         } else {
             news.goLive(version: home.version, view: home.view)
@@ -278,6 +286,13 @@ final class PlaySession: @unchecked Sendable {
         let now = client.mirrorSnapshot
         if let view = now.view { _ = news.tell(version: now.version, view: view) }
         return .started
+    }
+
+    /// Whether `later`'s timeline goes on from `earlier`'s: the timeline only grows, so a view
+    /// whose timeline does not is of another game.
+    static func timeline(of earlier: JSONValue, begins later: JSONValue) -> Bool {
+        let before = earlier["timeline"]?.arrayValue ?? [], after = later["timeline"]?.arrayValue ?? []
+        return before.count <= after.count && zip(before, after).allSatisfy { $0 == $1 }
     }
 
     private func observe() {

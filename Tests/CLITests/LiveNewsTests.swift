@@ -202,6 +202,18 @@ import Testing
 
         let third = try BQProcess.run(["play", "--no-color"] + server.address, home: home, stdin: "quit\n")
         #expect(!third.out.contains("Since you were last here"), "nothing new: \(third.out)")
+        let seen = try FileManager.default.attributesOfItem(atPath: home.path + "/.config/bq/play-127.0.0.1-\(server.port)-default.json.seen")
+        #expect((seen[.posixPermissions] as? Int) == 0o600)
+
+        // A new game on the same port (a fresh data directory) is not the one last seen, even
+        // once it is further along: nothing is told as changed since.
+        server.stop()
+        let fresh = try ServerProcess(port: server.port)
+        defer { fresh.stop() }
+        for day in 2...9 { #expect(try BQProcess.run(["admin", "set-day", String(day)] + fresh.adminFlags).status == 0) }
+        let elsewhere = try BQProcess.run(["play", "--no-color"] + fresh.address + ["--character", "mia"], home: home, stdin: "quit\n")
+        #expect(elsewhere.status == 0, "\(elsewhere.err)")
+        #expect(!elsewhere.out.contains("Since you were last here"), "\(elsewhere.out)")
     }
 
     /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (or to

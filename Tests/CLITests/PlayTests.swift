@@ -51,6 +51,9 @@ import Testing
         // Leaving at the picker is a choice, not a failure.
         let left = try BQProcess.run(["play"] + server.address, home: try makeTemporaryDirectory(), stdin: "quit\n")
         #expect(left.status == 0, "\(left.err)")
+        // The end of a script piped in without --character is no choice: it failed.
+        let ended = try BQProcess.run(["play"] + server.address, home: try makeTemporaryDirectory(), stdin: "")
+        #expect(ended.status == 1, "\(ended.err)")
     }
 
     /// The PIN question is shown even when the input is a pipe: the next line is read as the
