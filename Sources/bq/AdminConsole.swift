@@ -93,7 +93,12 @@ struct AdminConsole: ParsableCommand {
                                                willPerform: { news.willChange($0.ownChange, key: key) }, confirm: terminal.confirm)
             switch outcome {
             case .output(let lines): for out in lines { terminal.line(out) }
-            case .refused(.unconfirmed): terminal.line(terminal.style.red("✗ ") + keptChangeMessage(line.trimmingCharacters(in: .whitespaces)))
+            // Kept and sent again while the console stays open; a script ends at its last line,
+            // so all it can be told is that the change may or may not have been made.
+            case .refused(.unconfirmed(let op)):
+                let typed = line.trimmingCharacters(in: .whitespaces)
+                terminal.line(terminal.style.red("✗ ") + (Terminal.stdinIsTerminal ? keptChangeMessage(typed)
+                                                          : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: "the log")))
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)
             case .cancelled: terminal.line("Cancelled.")

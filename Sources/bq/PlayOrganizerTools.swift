@@ -28,7 +28,7 @@ extension PlaySession {
         case .output(let lines):
             say(lines)
             return .ok
-        case .refused(let error): return failure(error, command: words.joined(separator: " "))
+        case .refused(let error): return failure(error, command: words.map(quotedForTheConsole).joined(separator: " "))
         case .usage(let message):
             refused(message)
             return .usage

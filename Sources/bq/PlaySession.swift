@@ -529,9 +529,9 @@ final class PlaySession: @unchecked Sendable {
         }
         // A completion cannot be undone: a person at a terminal says which option of a 2-in-1
         // they did rather than have option A recorded for them (a script or a one-shot gets A).
-        if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let optionB = current?.json["challenges"]?[id]?["option_b"],
-           let titleB = optionB["title"]?.stringValue {
-            let titleA = current?.json["challenges"]?[id]?["title"]?.stringValue ?? id
+        if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let challenge = current?.json["challenges"]?[id],
+           challenge["status"] == "open", let titleB = challenge["option_b"]?["title"]?.stringValue {
+            let titleA = challenge["title"]?.stringValue ?? id
             let answer = readInput("\(id) is 2-in-1: did you do a) “\(titleA)” or b) “\(titleB)”? [a/b] ")?
                 .trimmingCharacters(in: .whitespaces).lowercased()
             guard let answer, answer == "a" || answer == "b" else {

@@ -346,9 +346,8 @@ struct PlayView {
     /// timeline's entries come first, in the order they happened; then how things stand now.
     /// `severalCommits`: more than one change between the two that the timeline does not
     /// account for (news caught up after a reconnect, or changes committed together), so an
-    /// adjustment told may be the sum of several.
-    /// What changed since `old`, for people. `own` is what the command the person is running
-    /// changes: its reply tells that, so it is not news.
+    /// adjustment told may be the sum of several. `own`: what the person's own changes
+    /// committed in between, which their replies tell, so it is not news.
     func changes(from old: PlayView, severalCommits: Bool = false, own: OwnChange = OwnChange()) -> [String] {
         var lines: [String] = []
         // The points that moved by the person's own command, which its reply accounts for.
