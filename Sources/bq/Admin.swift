@@ -181,6 +181,11 @@ struct AdminContext {
     /// The version the last change made here committed at: the organizer's `bq play` and the
     /// console hold their news until they know it.
     let lastCommit = LastCommit()
+    /// The idempotency key of the change an operation makes, when its caller holds news for it.
+    var changeKey: String?
+    /// How long a change waits when the connection is down as it is made: a person at the
+    /// game is not kept from typing for the whole timeout. Nil: the whole timeout.
+    var offlineWait: Double?
     var style: Style { terminal.style }
 }
 

@@ -37,6 +37,7 @@ struct AdminConsole: ParsableCommand {
                 guard news.tell(version: version, view: view) else { return }
             case .lateReply(let op, let args, let result):
                 terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
+                if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
             default:
                 if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: terminal.style) else { return }
@@ -89,6 +90,10 @@ struct AdminConsole: ParsableCommand {
             let currentView: (() -> JSONValue?)? = Terminal.stdinIsTerminal
                 ? { context.client.view ?? (try? context.client.request("state", [:], timeout: 2))?.result["state"] } : nil
             let key = IdempotencyKey.make()
+            var context = context
+            context.changeKey = key
+            context.lastCommit.record(nil)
+            if Terminal.stdinIsTerminal { context.offlineWait = PlaySession.offlineWait }
             let outcome = Admin.runConsoleLine(words, typed: line, context: context, currentView: currentView,
                                                willPerform: { news.willChange($0.ownChange, key: key) }, confirm: terminal.confirm)
             switch outcome {
@@ -104,7 +109,9 @@ struct AdminConsole: ParsableCommand {
             case .cancelled: terminal.line("Cancelled.")
             case .notAnOperation: terminal.line("\(first) is not available inside the console.")
             }
-            // After its result: what others did meanwhile comes next, less this change.
+            // After its result: what others did meanwhile comes next, less this change; a change
+            // kept to be sent again holds the news until its late answer.
+            if case .refused(.unconfirmed) = outcome, Terminal.stdinIsTerminal { continue }
             news.settled(key, committedAt: context.lastCommit.version)
         }
     }

@@ -8,6 +8,16 @@ import JSON
 extension AdminContext {
     /// What a change that was made says. A replay is the answer to an earlier send of this very
     /// request (after a lost connection), not a second change.
+    /// Makes a change, under the context's key when it has one (so that a late answer can be
+    /// matched with what was held for it), waiting only `offlineWait` when the connection is
+    /// down at the time.
+    func change(_ op: String, _ args: [String: JSONValue] = [:]) throws(ClientError) -> Reply {
+        var args = args
+        if let changeKey { args["idem"] = .string(changeKey) }
+        let timeout = offlineWait.flatMap { client.isConnected ? nil : min($0, client.options.requestTimeout) }
+        return try client.request(op, args, timeout: timeout)
+    }
+
     func done(_ text: String, _ reply: Reply) -> [String] {
         lastCommit.record(reply.version)
         return [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
@@ -33,7 +43,7 @@ struct AdminForceComplete: AdminOperation {
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let reply = try context.client.request("force_complete", ["challenge": .string(challenge)])
+        let reply = try context.change("force_complete", ["challenge": .string(challenge)])
         return context.done("Completed \(challenge). Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
     }
 }
@@ -59,7 +69,7 @@ struct AdminForceUnlock: AdminOperation {
         let badgeBefore = try context.client.fetchState().view["game"]?["final_badge"]?.boolValue == true
         let reply: Reply
         do {
-            reply = try context.client.request("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
+            reply = try context.change("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
         } catch .refused(let refusal) where refusal.code == "insufficient_points" && !noDeduct {
             throw .refused(ServerRefusal(op: refusal.op, code: refusal.code,
                                          message: refusal.message + " (force-unlock \(reward) --no-deduct unlocks it for free)"))
@@ -81,7 +91,7 @@ struct AdminFinalBadge: AdminOperation {
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        context.done("The final badge is unlocked.", try context.client.request("trigger_final_badge"))
+        context.done("The final badge is unlocked.", try context.change("trigger_final_badge"))
     }
 }
 
@@ -94,7 +104,7 @@ struct AdminUnclaim: AdminOperation {
     var ownChange: OwnChange { OwnChange(unclaims: character) }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        context.done("\(character) is free to claim again.", try context.client.request("unclaim", ["character": .string(character)]))
+        context.done("\(character) is free to claim again.", try context.change("unclaim", ["character": .string(character)]))
     }
 }
 
@@ -126,7 +136,7 @@ struct AdminAdjustPoints: AdminOperation {
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let reply = try context.client.request("adjust_points", ["delta": .int(delta ?? 0), "reason": .string(reason)])
+        let reply = try context.change("adjust_points", ["delta": .int(delta ?? 0), "reason": .string(reason)])
         return context.done("Points: \(reply.result["points"]?.intValue ?? 0) ✦.", reply)
     }
 }
@@ -146,7 +156,7 @@ struct AdminSetDay: AdminOperation {
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let day = day ?? 0
-        return context.done("It is now day \(day).", try context.client.request("set_day", ["day": .int(day)]))
+        return context.done("It is now day \(day).", try context.change("set_day", ["day": .int(day)]))
     }
 }
 
@@ -186,7 +196,7 @@ extension SavedItemFields {
 
     func add(_ context: AdminContext) throws(ClientError) -> [String] {
         try check(base: nil)
-        let reply = try context.client.request("save_\(Self.kind)", arguments(base: nil))
+        let reply = try context.change("save_\(Self.kind)", arguments(base: nil))
         let id = reply.result[Self.kind]?.stringValue ?? "?"
         return context.done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
     }
@@ -215,7 +225,7 @@ extension SavedItemFields {
             args[Self.kind] = .string(id)
             args["expect"] = .int(version)
             do {
-                return context.done("Saved \(Self.kind) \(id).", try context.client.request(op, args))
+                return context.done("Saved \(Self.kind) \(id).", try context.change(op, args))
             } catch .refused(let refusal) where refusal.code == "version_conflict" {
                 continue
             }

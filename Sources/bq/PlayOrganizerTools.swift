@@ -15,15 +15,22 @@ extension PlaySession {
         // The game as this session shows it: subscribed, it needs no request.
         let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
             ? { [client] in client.view } : nil
-        let context = AdminContext(client: client, terminal: terminal, showsVersions: false)
         let key = IdempotencyKey.make()
+        var context = AdminContext(client: client, terminal: terminal, showsVersions: false)
+        context.changeKey = key
+        if mode == .interactive { context.offlineWait = Self.offlineWait }
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView,
                                            willPerform: { willChange($0.ownChange, key: key) }) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }
-        // After its result: what others did meanwhile comes next, less this change.
-        defer { settled(key, committedAt: context.lastCommit.version) }
+        // After its result: what others did meanwhile comes next, less this change; a change
+        // kept to be sent again holds the news until its late answer.
+        defer {
+            if case .refused(.unconfirmed) = outcome, mode == .interactive {} else {
+                settled(key, committedAt: context.lastCommit.version)
+            }
+        }
         switch outcome {
         case .output(let lines):
             say(lines)

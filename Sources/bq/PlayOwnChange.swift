@@ -16,6 +16,9 @@ struct OwnChange: Sendable {
     var edits: Set<String> = []
     /// The reply names the balance after the change, so a points line for it would repeat it.
     var tellsPoints = false
+    /// How many of the commits these changes made leave no timeline entry: the news does not
+    /// count them among the changes it has to sum ("in all").
+    var commitsOutsideTimeline = 0
 
     init(entries: [(kind: String, ref: String?)] = [], unclaims: String? = nil, day: Int? = nil, adjustment: Int? = nil,
          addsChallenge: Bool = false, addsReward: Bool = false, edits: String? = nil, tellsPoints: Bool = false) {
@@ -27,6 +30,7 @@ struct OwnChange: Sendable {
         self.addsReward = addsReward
         self.edits = Set(edits.map { [$0] } ?? [])
         self.tellsPoints = tellsPoints
+        commitsOutsideTimeline = adjustment != nil || day != nil || unclaims != nil || addsChallenge || addsReward || edits != nil ? 1 : 0
     }
 
     /// Several changes that one update holds: the adjustments add up.
@@ -41,6 +45,7 @@ struct OwnChange: Sendable {
             addsChallenge = addsChallenge || change.addsChallenge
             addsReward = addsReward || change.addsReward
             tellsPoints = tellsPoints || change.tellsPoints
+            commitsOutsideTimeline += change.commitsOutsideTimeline
         }
     }
 

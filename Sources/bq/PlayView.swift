@@ -416,10 +416,10 @@ struct PlayView {
             // an organizer's adjustment has no entry there (GAME.md), so what the new entries
             // do not explain is named here, also when one patch carries both.
             let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
-            let adjusted = points - old.points - explained
-            if adjusted != 0, adjusted == own.adjustment, !severalCommits {
-                pointsToldByReply += adjusted
-            } else if adjusted != 0 {
+            // The person's own adjustments are their replies' to tell; the rest is someone else's.
+            let adjusted = points - old.points - explained - (own.adjustment ?? 0)
+            pointsToldByReply += own.adjustment ?? 0
+            if adjusted != 0 {
                 lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
             }
             if !own.tellsPoints || points - old.points != pointsToldByReply { lines.append(pointsLine()) }

@@ -182,6 +182,42 @@ import Testing
         #expect(mia.finish() == 0)
     }
 
+    /// Two organizers adjusting at once reach each other in one patch: each is told the other's
+    /// amount, not the sum with their own.
+    @Test func anOwnAdjustmentMergedWithAnothersIsLeftOut() throws {
+        var object = Self.view.objectValue ?? [:]
+        object["me"] = ["character": "sam", "role": "organizer"]
+        var characters = object["characters"]?.objectValue ?? [:]
+        characters["sam"] = ["name": "Sam", "role": "organizer", "tagline": "", "fun_facts": [], "claimed": true]
+        object["characters"] = .object(characters)
+        let view = JSONValue.object(object)
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { [view] request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "sam", "role": "organizer"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]], ["push": "snapshot", "version": 1, "state": view]]
+            case "adjust_points":
+                // Sam's +5 at version 2 and the console's +4 at 3, in one patch.
+                return [["push": "patch", "from": 1, "to": 3, "ops": [
+                            ["op": "replace", "path": "/game/points", "value": 9], ["op": "replace", "path": "/game/earned", "value": 9]]],
+                        ["id": id, "ok": true, "version": 2, "result": ["points": 5]]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        let sam = try BQProcess(["play", "--port", String(fake.port), "--character", "sam", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(sam.output.waitFor("Type help for commands."))
+        sam.send("adjust-points 5 --reason first")
+        #expect(sam.output.waitFor("Points: 5 ✦."), "\(sam.output.text)")
+        #expect(sam.output.waitFor("The organizer adjusted the points: +4 ✦\n"), "\(sam.output.text)")
+        #expect(sam.output.waitFor("Mia's points: 9 ✦"), "\(sam.output.text)")
+        #expect(sam.finish() == 0)
+        #expect(!sam.output.text.contains("+9"), "\(sam.output.text)")
+    }
+
     /// What changed between two runs of an open game is told at the next start, after the home
     /// screen, as what changed since the person was last there.
     @Test func whatChangedSinceTheLastRunIsToldAtTheNextStart() throws {

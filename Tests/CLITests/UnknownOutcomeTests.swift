@@ -57,4 +57,26 @@ import Testing
         #expect(mia.screen.text.components(separatedBy: "Leave anyway?").count == 2, "asked once: \(mia.screen.text)")
         #expect(!mia.screen.text.contains("Mia completed"), "told by its late answer alone: \(mia.screen.text)")
     }
+
+    /// The organizer's tools in an open game keep a change made offline as the player's
+    /// commands do: a short wait, then kept, and told by its late answer alone.
+    @Test func anOrganizersToolMadeOfflineIsKeptAndToldOnce() throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        let sam = try TerminalProcess(["play", "--no-color"] + first.address + ["--character", "sam"], home: try makeTemporaryDirectory())
+        #expect(sam.screen.waitFor("> "), "\(sam.errors.text)")
+        first.stop()
+        #expect(sam.screen.waitFor("The server is stopping"), "\(sam.screen.text)")
+        sam.type("set-day 2\r")
+        #expect(sam.screen.waitFor("No answer yet to set-day 2"), "\(sam.screen.text)")
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+        #expect(sam.screen.waitFor("✓ set-day 2, sent earlier, went through."), "\(sam.screen.text)")
+        sam.type("quit\r")
+        #expect(sam.waitForExit() == 0)
+        #expect(!sam.screen.text.contains("It is now day 2."), "told by its late answer alone: \(sam.screen.text)")
+    }
 }
