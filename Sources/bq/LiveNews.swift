@@ -88,6 +88,8 @@ final class LiveNews: @unchecked Sendable {
             let batch: (views: [(version: Int, view: JSONValue)], owns: [(version: Int, change: OwnChange)])? = lock.withLock {
                 // A change sent meanwhile holds the rest again; else, done once nothing is left.
                 guard outstanding.isEmpty, !held.isEmpty else {
+                    // Not live (a one-shot, a script), nothing was held: nor is anything kept.
+                    if outstanding.isEmpty { committed = [] }
                     flushing = false
                     return nil
                 }
