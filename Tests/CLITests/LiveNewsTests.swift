@@ -132,14 +132,8 @@ import Testing
     /// Only what her own command committed is left to its reply: a change of someone else's in
     /// the same wait, even of the same kind, is news, told after the reply.
     @Test func onlyTheCommandsOwnCommitIsLeftToItsReply() throws {
-        let mine: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
-                               "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
         let fake = Self.miaServer(answering: "complete_challenge") { id in
-            [["push": "patch", "from": 1, "to": 2, "ops": [
-                 ["op": "replace", "path": "/game/points", "value": 35],
-                 ["op": "replace", "path": "/game/earned", "value": 35],
-                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                 ["op": "add", "path": "/timeline/-", "value": mine]]],
+            [["push": "patch", "from": 1, "to": 2, "ops": Self.c02Completed(forced: false)],
              // The organizer's adjustment, committed after hers but before her reply went out.
              ["push": "patch", "from": 2, "to": 3, "ops": [
                  ["op": "replace", "path": "/game/points", "value": 45],
@@ -160,15 +154,8 @@ import Testing
     /// A command refused tells nothing of what it would have changed: the same change made by
     /// someone else in the meantime (why it was refused) is news.
     @Test func aRefusedCommandLeavesTheNewsWhole() throws {
-        let forced: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
-                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
         let fake = Self.miaServer(answering: "complete_challenge") { id in
-            [["push": "patch", "from": 1, "to": 2, "ops": [
-                 ["op": "replace", "path": "/game/points", "value": 35],
-                 ["op": "replace", "path": "/game/earned", "value": 35],
-                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                 ["op": "replace", "path": "/challenges/c02/forced", "value": true],
-                 ["op": "add", "path": "/timeline/-", "value": forced]]],
+            [["push": "patch", "from": 1, "to": 2, "ops": Self.c02Completed(forced: true)],
              ["id": id, "ok": false, "error": ["code": "already_completed", "message": "\"Wisdom From Strangers\" is already completed"]]]
         }
         defer { fake.stop() }
@@ -250,6 +237,17 @@ import Testing
         let elsewhere = try BQProcess.run(["play", "--no-color"] + fresh.address + ["--character", "mia"], home: home, stdin: "quit\n")
         #expect(elsewhere.status == 0, "\(elsewhere.err)")
         #expect(!elsewhere.out.contains("Since you were last here"), "\(elsewhere.out)")
+    }
+
+    /// The patch ops of c02's completion (+35) in `view`, by Mia or forced by the organizer.
+    static func c02Completed(forced: Bool) -> JSONValue {
+        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        return .array([["op": "replace", "path": "/game/points", "value": 35],
+                       ["op": "replace", "path": "/game/earned", "value": 35],
+                       ["op": "replace", "path": "/challenges/c02/status", "value": "completed"]]
+                      + (forced ? [["op": "replace", "path": "/challenges/c02/forced", "value": true]] : [])
+                      + [["op": "add", "path": "/timeline/-", "value": entry]])
     }
 
     /// A server for Mia, on `view` at version 1, whose answer to `discover_secrets` (or to
