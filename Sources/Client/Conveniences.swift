@@ -35,9 +35,9 @@ extension GameClient {
         return view
     }
 
-    /// The current view, read fresh from the server.
-    public func fetchState() throws(ClientError) -> (version: Int, view: JSONValue) {
-        let reply = try request("state")
+    /// The current view, read fresh from the server; `timeout` as for `request`.
+    public func fetchState(timeout: Double? = nil) throws(ClientError) -> (version: Int, view: JSONValue) {
+        let reply = try request("state", timeout: timeout)
         return (reply.version ?? 0, reply.result["state"] ?? .null)
     }
 

@@ -151,7 +151,12 @@ extension Admin {
         } catch {
             return .usage(message(for: error))
         }
-        guard let operation = command as? any AdminOperation else { return .notAnOperation }
+        guard var operation = command as? any AdminOperation else { return .notAnOperation }
+        do {
+            try operation.resolveIds(context)
+        } catch {
+            return .refused(error)
+        }
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)
             ?? words.map(quotedForTheConsole).joined(separator: " ")
@@ -187,6 +192,27 @@ struct AdminContext {
     /// game is not kept from typing for the whole timeout. Nil: the whole timeout.
     var offlineWait: Double?
     var style: Style { terminal.style }
+
+    /// How long a request waits: `offlineWait` while the connection is down, when it is set.
+    var requestTimeout: Double? {
+        offlineWait.flatMap { client.isConnected ? nil : min($0, client.options.requestTimeout) }
+    }
+
+    /// The game as it stands: the subscribed view when this connection keeps one (it is what
+    /// the person sees, and it is there while the server is away), else read from the server.
+    func gameView() throws(ClientError) -> JSONValue {
+        if let view = client.view { return view }
+        return try client.fetchState(timeout: requestTimeout).view
+    }
+
+    /// The id of the member of `sections` that `typed` names in any case; as typed when none
+    /// does. A character may be named by its name too (`unclaim Theo`).
+    func id(_ typed: String, in sections: String...) throws(ClientError) -> String {
+        let view = try gameView()
+        if let id = view.memberId(typed, in: sections) { return id }
+        guard sections.contains("characters"), let characters = view["characters"]?.objectValue else { return typed }
+        return characters.keys.sorted().first { characters[$0]?["name"]?.stringValue?.lowercased() == typed.lowercased() } ?? typed
+    }
 }
 
 /// A version written by the thread that runs an operation and read by it afterwards; a class
@@ -213,17 +239,23 @@ protocol AdminOperation: ParsableCommand {
     /// What the operation changes that its result lines tell: in the organizer's `bq play`,
     /// the same change is then not told again as news.
     var ownChange: OwnChange { get }
+    /// Turns the ids given as typed (`C09`, `Theo`) into the game's own (`c09`, `theo`), before
+    /// anything else looks at them: `alreadyDone` and `ownChange` match them with the view.
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError)
 }
 
 extension AdminOperation {
     var isDestructive: Bool { false }
     func alreadyDone(in view: JSONValue) -> ServerRefusal? { nil }
     var ownChange: OwnChange { OwnChange() }
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {}
 
     func run() throws {
+        var operation = self
         try connection.withContext { context in
             do throws(ClientError) {
-                for line in try perform(context) { context.terminal.line(line) }
+                try operation.resolveIds(context)
+                for line in try operation.perform(context) { context.terminal.line(line) }
             } catch .unconfirmed(let op) {
                 context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`"))
                 throw ExitCode(Admin.exitUnconfirmed)

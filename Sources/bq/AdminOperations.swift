@@ -14,8 +14,7 @@ extension AdminContext {
     func change(_ op: String, _ args: [String: JSONValue] = [:]) throws(ClientError) -> Reply {
         var args = args
         if let changeKey { args["idem"] = .string(changeKey) }
-        let timeout = offlineWait.flatMap { client.isConnected ? nil : min($0, client.options.requestTimeout) }
-        return try client.request(op, args, timeout: timeout)
+        return try client.request(op, args, timeout: requestTimeout)
     }
 
     func done(_ text: String, _ reply: Reply) -> [String] {
@@ -35,6 +34,8 @@ struct AdminForceComplete: AdminOperation {
     var ownChange: OwnChange {
         OwnChange(entries: [("challenge_completed", challenge), ("secret_discovered", challenge)], tellsPoints: true)
     }
+
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { challenge = try context.id(challenge, in: "challenges") }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["challenges"]?[challenge], found["status"] == "completed" else { return nil }
@@ -57,6 +58,8 @@ struct AdminForceUnlock: AdminOperation {
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(entries: [("reward_unlocked", reward), ("final_badge", nil)], tellsPoints: true) }
 
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { reward = try context.id(reward, in: "rewards") }
+
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["rewards"]?[reward], found["unlocked"] == true else { return nil }
         return ServerRefusal(op: "force_unlock", code: "already_unlocked",
@@ -66,7 +69,7 @@ struct AdminForceUnlock: AdminOperation {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         // The reply says whether the badge is unlocked, not whether this unlock did it: an
         // organizer who triggered it earlier must not read that the last gift just did.
-        let badgeBefore = try context.client.fetchState().view["game"]?["final_badge"]?.boolValue == true
+        let badgeBefore = try context.gameView()["game"]?["final_badge"]?.boolValue == true
         let reply: Reply
         do {
             reply = try context.change("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
@@ -102,6 +105,8 @@ struct AdminUnclaim: AdminOperation {
     @Argument(help: "Character id, e.g. theo.") var character: String
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(unclaims: character) }
+
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { character = try context.id(character, in: "characters") }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         context.done("\(character) is free to claim again.", try context.change("unclaim", ["character": .string(character)]))
@@ -206,13 +211,14 @@ extension SavedItemFields {
     /// expects the version it read them at: if the game moved on meanwhile (another organizer
     /// edited the same item, say), what it read is not written back over the change; it reads
     /// again and merges the fields given over the fresh item.
-    func edit(_ id: String, _ context: AdminContext) throws(ClientError) -> [String] {
+    func edit(_ typed: String, _ context: AdminContext) throws(ClientError) -> [String] {
         let op = "save_\(Self.kind)"
         for attempt in 0..<editAttempts {
             // `state` shows the game as it is on disk; a change decided but not yet written moves
             // the version `expect` is checked against, so a retry gives it a moment to land.
             if attempt > 0 { Thread.sleep(forTimeInterval: 0.02 * Double(1 << attempt)) }
-            let (version, view) = try context.client.fetchState()
+            let (version, view) = try read(typed, context)
+            let id = view.memberId(typed, in: ["\(Self.kind)s"]) ?? typed
             guard let current = view["\(Self.kind)s"]?[id] else {
                 throw .refused(ServerRefusal(op: op, code: "not_found", message: "No \(Self.kind) \(id)"))
             }
@@ -231,7 +237,20 @@ extension SavedItemFields {
             }
         }
         throw .refused(ServerRefusal(op: op, code: "version_conflict",
-                                     message: "The game kept changing while \(Self.kind) \(id) was saved; nothing was saved. Try again"))
+                                     message: "The game kept changing while \(Self.kind) \(typed) was saved; nothing was saved. Try again"))
+    }
+
+    /// The game as the server holds it now, for an edit to start from. With the server away,
+    /// a person at the game waits `offlineWait`, not the whole timeout, and the edit is not
+    /// kept to be sent later: what it would write over may change before then.
+    private func read(_ id: String, _ context: AdminContext) throws(ClientError) -> (version: Int, view: JSONValue) {
+        do {
+            return try context.client.fetchState(timeout: context.requestTimeout)
+        } catch .timedOut where !context.client.isConnected {
+            throw .refused(ServerRefusal(op: "save_\(Self.kind)", code: "unavailable",
+                                         message: "The server cannot be reached, so \(Self.kind) \(id) could not be read as it "
+                                             + "stands, and nothing was saved. Try again once it is back"))
+        }
     }
 
     private func check(base: JSONValue?) throws(ClientError) {
@@ -318,6 +337,11 @@ struct AdminEditChallenge: AdminOperation {
     @OptionGroup var fields: ChallengeFields
     var ownChange: OwnChange { OwnChange(edits: challenge) }
 
+    // Without a read of its own: the edit reads the game anyway, and names the item from that.
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {
+        challenge = context.client.view?.memberId(challenge, in: ["challenges"]) ?? challenge
+    }
+
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(challenge, context) }
 }
 
@@ -390,6 +414,11 @@ struct AdminEditReward: AdminOperation {
     @Argument var reward: String
     @OptionGroup var fields: RewardFields
     var ownChange: OwnChange { OwnChange(edits: reward) }
+
+    // Without a read of its own: the edit reads the game anyway, and names the item from that.
+    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {
+        reward = context.client.view?.memberId(reward, in: ["rewards"]) ?? reward
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(reward, context) }
 }

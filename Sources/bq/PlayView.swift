@@ -23,9 +23,7 @@ struct PlayView {
     /// The id of the challenge or reward `typed` names in any case (`C02` for c02); as typed
     /// when none does, for the server to refuse.
     func itemId(_ typed: String) -> String {
-        if json["challenges"]?[typed] != nil || json["rewards"]?[typed] != nil { return typed }
-        let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])
-        return ids.first { $0.lowercased() == typed.lowercased() } ?? typed
+        json.memberId(typed, in: ["challenges", "rewards"]) ?? typed
     }
     var myCharacter: String? { json["me"]?["character"]?.stringValue }
     var myRole: String { json["me"]?["role"]?.stringValue ?? "?" }
@@ -310,7 +308,8 @@ struct PlayView {
     }
 
     /// The full card of a challenge or reward.
-    func show(_ id: String) -> [String]? {
+    func show(_ typed: String) -> [String]? {
+        let id = itemId(typed)
         if let challenge = json["challenges"]?[id] {
             var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")")] + laidOut([challengeRow(id, challenge)])
                 + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)

@@ -324,5 +324,26 @@ import Testing
         let timeline = try BQProcess.run(["admin", "timeline"] + server.adminFlags)
         #expect(timeline.out.contains("“Wisdom From Strangers” marked done by the organizer"), "\(timeline.out)")
     }
-}
 
+    /// The seed's ids are lower case; the organizer types them as readily in capitals.
+    @Test func theOrganizersToolsTakeIdsInAnyCase() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let claim = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"], home: try makeTemporaryDirectory())
+        #expect(claim.status == 0, "\(claim.err)")
+        let steps: [(args: [String], says: String)] = [
+            (["force-complete", "C02"], "Completed c02."),
+            (["show", "R05"], "This voucher entitles the bearer"),
+            (["edit-reward", "R03", "--cost", "10"], "Saved reward r03."),
+            (["force-unlock", "R03"], "Unlocked r03."),
+            (["edit-challenge", "C04", "--points", "5"], "Saved challenge c04."),
+            (["unclaim", "Theo"], "theo is free to claim again."),
+        ]
+        for step in steps {
+            let result = try BQProcess.run(["admin"] + step.args + server.adminFlags)
+            #expect(result.status == 0 && result.out.contains(step.says), "\(step.args): \(result.out) \(result.err)")
+        }
+        let missing = try BQProcess.run(["admin", "force-complete", "C99"] + server.adminFlags)
+        #expect(missing.status == 1 && missing.err.contains("C99"), "named as typed: \(missing.err)")
+    }
+}

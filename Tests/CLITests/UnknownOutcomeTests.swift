@@ -79,4 +79,19 @@ import Testing
         #expect(sam.waitForExit() == 0)
         #expect(!sam.screen.text.contains("It is now day 2."), "told by its late answer alone: \(sam.screen.text)")
     }
+
+    /// An edit starts from the item as the server holds it: with the server away there is
+    /// nothing to start from, and the organizer hears so after the short offline wait.
+    @Test func anEditMadeOfflineSaysThatNothingWasSaved() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let sam = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", "sam"], home: try makeTemporaryDirectory())
+        #expect(sam.screen.waitFor("> "), "\(sam.errors.text)")
+        server.stop()
+        #expect(sam.screen.waitFor("The server is stopping"), "\(sam.screen.text)")
+        sam.type("edit-challenge C05 --points 10\r")
+        #expect(sam.screen.waitFor("challenge c05 could not be read as it stands, and nothing was saved"), "\(sam.screen.text)")
+        sam.type("quit\r")
+        #expect(sam.waitForExit() == 0, "nothing kept to ask about: \(sam.screen.text)")
+    }
 }

@@ -1,0 +1,19 @@
+import JSON
+
+/// Ids as people type them. The seed's ids are lower case (c02, r03, mia), and people type
+/// `C02` or `Mia` as readily: a typed id that names no member exactly names the one it equals
+/// in any case, when there is one. A typed id that names none is left as typed, for the server
+/// to refuse in its own words.
+extension JSONValue {
+    /// The id of the member of `sections` (of a view: "challenges", "rewards", "characters")
+    /// that `typed` names, exactly or else in any case; nil when none does.
+    func memberId(_ typed: String, in sections: [String]) -> String? {
+        let members = sections.compactMap { self[$0]?.objectValue }
+        if members.contains(where: { $0[typed] != nil }) { return typed }
+        let wanted = typed.lowercased()
+        for section in members {
+            if let id = section.keys.sorted().first(where: { $0.lowercased() == wanted }) { return id }
+        }
+        return nil
+    }
+}
