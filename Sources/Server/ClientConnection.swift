@@ -271,12 +271,18 @@ final class ClientConnection {
     }
 
     private func drained() {
-        if isHoldingPatches, subscribed, let identity, !isClosing {
-            isHoldingPatches = false
-            queue(hub.snapshot(for: identity.viewer))
-            sentVersion = hub.durable.version
-        }
+        endHoldingPatches()
         pump()
+    }
+
+    /// A subscriber whose patches were held is sent the view as it is now in their place.
+    /// Also before the reply to its own change, which must not reach it ahead of a view that
+    /// holds the change, however far behind its socket is.
+    func endHoldingPatches() {
+        guard isHoldingPatches, subscribed, let identity, !isClosing else { return }
+        isHoldingPatches = false
+        queue(hub.snapshot(for: identity.viewer))
+        sentVersion = hub.durable.version
     }
 
     // MARK: Output

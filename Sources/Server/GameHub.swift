@@ -342,7 +342,9 @@ final class GameHub {
             actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
             for waiter in entry.waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
         }
-        for connection in actors.values { deliver(patches, to: connection) }
+        for connection in actors.values {
+            if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection) }
+        }
         for entry in done {
             entry.onCommitted?(durable)
             finish(entry, version: entry.versionAfter)

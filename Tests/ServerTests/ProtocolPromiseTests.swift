@@ -131,4 +131,34 @@ import Testing
         #expect(watcher.problems.isEmpty, "\(watcher.problems)")
         try server.stop()
     }
+
+    /// A subscriber too slow for its patches is sent no patch until its socket drains; its own
+    /// change's reply must still come after a view that holds the change.
+    @Test func aSlowSubscribersOwnChangeReachesItsViewBeforeItsReply() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.maxQueuedBytes = 4_096 }
+        let slow = try server.connect(receiveBufferBytes: 4_096)
+        _ = try slow.signInAsAdmin()
+        _ = try slow.subscribe()
+        let editor = try server.connect()
+        _ = try editor.signInAsAdmin()
+        // Megabytes of patches that the slow subscriber does not read: far more than the
+        // sockets' buffers hold, so the server stops sending it patches.
+        let letter = String(repeating: "a long letter ", count: 600)
+        for round in 1...1_000 {
+            let content: JSONValue = ["text": .string("\(round): " + letter), "urls": []]
+            try editor.ok("save_reward", ["reward": "r01", "from": "Aunt May", "title": "A letter", "teaser": "Read it",
+                                          "type": "text", "content": content])
+        }
+        try slow.sendRaw(Array((#"{"id":"mine","op":"adjust_points","delta":3,"reason":"while slow"}"# + "\n").utf8))
+        let reply = try slow.nextReply()
+        #expect(reply["id"] == "mine" && reply["ok"] == true, "\(reply.serialized())")
+        let version = try #require(reply["version"]?.intValue)
+        #expect(slow.mirrorVersion >= version, "the view was at \(slow.mirrorVersion) when the reply at \(version) came")
+        #expect(slow.snapshots > 1, "the patches were held, and a snapshot took their place")
+        #expect(slow.problems.isEmpty, "\(slow.problems)")
+        try slow.checkMirror(step: "after the reply")
+        try server.stop()
+    }
 }
