@@ -127,8 +127,8 @@ final class GameHub {
         // that point in the order. (Its connections get `bye` when the change commits.)
         if case .character(let id, let tokenHash)? = identity,
            speculative.characters[id]?.tokenHashes.contains(tokenHash) != true {
-            return target.error(request.id, ProtocolError(.unauthenticated,
-                "This session's token no longer works: the character was taken over or unclaimed"))
+            return refuse(request, ProtocolError(.unauthenticated,
+                "This session's token no longer works: the character was taken over or unclaimed"), target: target)
         }
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
@@ -150,6 +150,9 @@ final class GameHub {
             return target.error(request.id, ProtocolError(.rateLimited,
                 "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"))
         }
+        // Answered at once, unlike the refusals below: it says nothing about the game but that
+        // it moved, and a client that then reads the state and tries again loses nothing if the
+        // version it was told is taken back by a failed commit.
         if let expect = request.expect, expect != speculative.version {
             return target.error(request.id, ProtocolError(.versionConflict,
                 "Expected version \(expect), but the game is at version \(speculative.version)"), version: speculative.version)
@@ -160,7 +163,7 @@ final class GameHub {
         case .failure(let rejection):
             let error = ProtocolError(rejection)
             onRefused?(error.code)
-            return target.error(request.id, error)
+            return refuse(request, error, target: target)
         case .success(let decided): events = decided
         }
         let expected = speculative.version
@@ -187,6 +190,17 @@ final class GameHub {
             return target.error(request.id, ProtocolError(.internal, "The server could not encode this change"))
         }
         pending.append(entry)
+    }
+
+    /// A refusal decided on the speculative state is a statement about it: with commands still
+    /// on their way to disk it waits for them, as an answer that writes nothing does, so that a
+    /// refusal never reports a state that a failed commit then takes back (`already_completed`
+    /// to a second tap while the first one fails, say).
+    private func refuse(_ request: Request, _ error: ProtocolError, target: ReplyTarget) {
+        guard !pending.isEmpty else { return target.error(request.id, error) }
+        nextSeq += 1
+        pending.append(PendingCommand(seq: nextSeq, request: request, events: [], versionAfter: speculative.version, result: .null,
+                                      target: target, key: nil, fingerprint: nil, onCommitted: nil, refusal: error))
     }
 
     /// The durable state plus every command still on its way to disk.
@@ -250,6 +264,10 @@ final class GameHub {
         ProtocolError(.internal, "The first answer to this request is missing or unreadable in the log; it was applied once, at version \(version)")
     }
 
+    private var undecided: ProtocolError {
+        ProtocolError(.unavailable, "Storage failed before this could be decided; nothing was committed, try again")
+    }
+
     private func mismatch(_ request: Request) -> ProtocolError {
         ProtocolError(.idempotencyMismatch, "Idempotency key \"\(request.idem ?? "")\" was already used for a different request")
     }
@@ -310,7 +328,9 @@ final class GameHub {
                 idempotency.clearPending(key.digest)
                 retry += entry.waiters
             }
-            entry.target.error(entry.request.id, error)
+            // An answer that wrote nothing was never decided on a state that lasted; whatever
+            // became of the commits ahead of it, it committed nothing itself.
+            entry.target.error(entry.request.id, entry.goesToLog ? error : undecided)
         }
         // Copies of a failed keyed request were never answered: they get their own try.
         for waiter in retry {
@@ -359,6 +379,7 @@ final class GameHub {
     }
 
     private func finish(_ entry: PendingCommand, version: Int) {
+        if let refusal = entry.refusal { return entry.target.error(entry.request.id, refusal) }
         func answer(_ target: ReplyTarget, _ id: RequestID, replayed: Bool) {
             if let encoded = entry.encodedResult {
                 target.ok(id, version: version, encodedResult: encoded, replayed: replayed)

@@ -28,9 +28,15 @@ final class PendingCommand {
     var waiters: [Waiter] = []
     /// `result` as the log stores it, for a keyed command: its replies reuse these bytes.
     var encodedResult: [UInt8]?
+    /// Set when the answer is a refusal decided while changes ahead of it were on their way to
+    /// disk: it waits for them like any answer that writes nothing, since it was decided on a
+    /// state they may never make durable.
+    let refusal: ProtocolError?
 
     init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
-         key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?) {
+         key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?,
+         refusal: ProtocolError? = nil) {
+        self.refusal = refusal
         self.seq = seq
         self.request = request
         self.events = events

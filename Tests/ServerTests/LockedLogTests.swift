@@ -135,4 +135,33 @@ import Testing
         let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
         #expect(verify.ending == .exited(0), "\(verify.stdout)")
     }
+
+    /// A second tap decided while the first is on its way to disk would be refused as already
+    /// done; if the first then fails, that refusal would describe a state that never was.
+    @Test func aRefusalDecidedOnAChangeThatFailsSaysNothingWasDecided() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 50 }
+        defer { try? server.stop() }
+        let mia = try server.connect()
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let done: [String: JSONValue] = ["challenge": "c02", "proof": ["kind": "done"]]
+        let first = try mia.send("complete_challenge", done)
+        let second = try mia.send("complete_challenge", done)
+        #expect(try mia.reply(to: first).errorCode == "unavailable")
+        let refused = try mia.reply(to: second)
+        #expect(refused.errorCode == "unavailable", "not already_completed: \(refused.serialized())")
+        try locker.executeForTesting("ROLLBACK")
+
+        // Once the disk is back, the same two taps: one completion, one refusal after it.
+        let again = [try mia.send("complete_challenge", done), try mia.send("complete_challenge", done)]
+        #expect(try mia.reply(to: again[0])["ok"] == true)
+        #expect(try mia.reply(to: again[1]).errorCode == "already_completed")
+        #expect(mia.problems == [])
+        try server.stop()
+    }
 }

@@ -33,11 +33,14 @@ import Testing
         // once the takeover has been decided.
         try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
 
-        let late = try oldDevice.call("adjust_points", ["delta": 5, "reason": "sent with the old token"])
-        #expect(late.errorCode == "unauthenticated", "\(late.serialized())")
+        // Refused at its place in the order, and answered once the takeover it was decided
+        // after is on disk (a refusal never describes a state that might yet be taken back).
+        let late = try oldDevice.send("adjust_points", ["delta": 5, "reason": "sent with the old token"])
 
         try locker.executeForTesting("ROLLBACK")
         #expect(try newDevice.reply(to: takeover)["ok"] == true)
+        let refusal = try oldDevice.reply(to: late)
+        #expect(refusal.errorCode == "unauthenticated", "\(refusal.serialized())")
         #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
         #expect(try admin.currentVersion() == before + 1, "only the takeover committed")
         let types = try admin.allEvents().compactMap { $0["type"]?.stringValue }
