@@ -108,9 +108,5 @@ public enum Credentials: Sendable, Equatable {
 
 /// The ops that change the game: each is sent with an idempotency key so a retry applies once.
 public enum MutationOps {
-    public static let all: Set<String> = [
-        "complete_challenge", "discover_secrets", "unlock_reward", "save_secret", "deliver_secret",
-        "force_complete", "force_unlock", "trigger_final_badge", "unclaim", "adjust_points",
-        "set_day", "save_challenge", "save_reward",
-    ]
+    public static let all: Set<String> = RequestDecoder.mutationOps
 }

@@ -75,7 +75,15 @@ public enum RequestDecoder {
         }
     }
 
-    private static func mutation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Command? {
+    /// The ops that change the game: the ones `mutation` decodes. A client keys each of them,
+    /// so that one re-sent after a reconnect is applied once (ProtocolTests hold the two together).
+    public static let mutationOps: Set<String> = [
+        "complete_challenge", "discover_secrets", "unlock_reward", "save_secret", "deliver_secret",
+        "force_complete", "force_unlock", "trigger_final_badge", "unclaim", "adjust_points",
+        "set_day", "save_challenge", "save_reward",
+    ]
+
+    static func mutation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Command? {
         switch op {
         case "complete_challenge":
             return .completeChallenge(challenge: try args.string("challenge"), proof: try args.proof(),

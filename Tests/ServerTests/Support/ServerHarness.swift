@@ -8,7 +8,14 @@ enum Repo {
     static let root: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let seedPath = root.appendingPathComponent("seed/birthdayquest.json").path
-    static let bqExecutable = root.appendingPathComponent(".build/debug/bq").path
+    /// The `bq` built with these tests: beside the test runner (so a `--scratch-path` or
+    /// `-c release` run spawns its own build, not a stale debug one), else in .build/debug.
+    static let bqExecutable: String = {
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [runner.appendingPathComponent("bq"), Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("bq"),
+                          root.appendingPathComponent(".build/debug/bq")]
+        return (candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[candidates.count - 1]).path
+    }()
 }
 
 /// A fresh temporary directory, removed by `remove()`.
