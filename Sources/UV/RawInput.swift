@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Standard input's terminal with its line discipline set aside while `LineEdit` edits a line:
 /// no echo, no line buffering, no keys that send signals (Ctrl-C and Ctrl-Z arrive as bytes).
@@ -11,15 +12,16 @@ import Foundation
 /// from the reader thread included), and before a signal ends the process (a crash included),
 /// so that a shell is never left without its echo.
 ///
-/// Main thread only, but for the exit and signal paths, which read `RawState` alone. It lives in
+/// Main thread only, but for the exit and signal paths, which read `RawState` alone (atomics). It lives in
 /// this module, beside the loop's signal watchers, because its signal handlers and its `atexit`
 /// callback are C callbacks over raw memory: the project keeps those in its thin system wrappers.
 public enum RawInput {
     /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
     /// process is exiting.
     public static func enter() -> Bool {
-        guard RawState.flags[Flag.exiting] == 0 else { return false }
-        if RawState.flags[Flag.active] == 0 {
+        RawState.prepare()
+        guard !RawState.exiting.load(ordering: .sequentiallyConsistent) else { return false }
+        if !RawState.active.load(ordering: .sequentiallyConsistent) {
             guard tcgetattr(STDIN_FILENO, RawState.saved) == 0 else { return false }
             installRestorers()
         }
@@ -28,7 +30,7 @@ public enum RawInput {
 
     /// Between lines: see the type's comment. Only after `enter()`.
     public static func quiet() {
-        guard RawState.flags[Flag.active] != 0 else { return }
+        guard RawState.active.load(ordering: .sequentiallyConsistent) else { return }
         _ = set(signalKeys: true)
     }
 
@@ -41,30 +43,30 @@ public enum RawInput {
             characters[Int(VSUSP)] = 0  // _POSIX_VDISABLE: Ctrl-Z is a byte for the editor
         }
         // Marked first: a signal from here on puts the saved settings back.
-        RawState.flags[Flag.active] = 1
-        RawState.flags[Flag.typing] = signalKeys ? 0 : 1
+        RawState.active.store(true, ordering: .sequentiallyConsistent)
+        RawState.typing.store(!signalKeys, ordering: .sequentiallyConsistent)
         // TCSANOW, not TCSAFLUSH: what was typed ahead while a command ran is the next line.
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else {
             leave()
             return false
         }
         // The process began exiting meanwhile (another thread): its restore may have run first.
-        if RawState.flags[Flag.exiting] != 0 { leave() }
+        if RawState.exiting.load(ordering: .sequentiallyConsistent) { leave() }
         return true
     }
 
     /// Puts the terminal back as `enter()` found it. Idempotent.
     public static func leave() {
-        guard RawState.flags[Flag.active] != 0 else { return }
+        guard RawState.active.load(ordering: .sequentiallyConsistent) else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-        RawState.flags[Flag.active] = 0
-        RawState.flags[Flag.typing] = 0
+        RawState.active.store(false, ordering: .sequentiallyConsistent)
+        RawState.typing.store(false, ordering: .sequentiallyConsistent)
     }
 
     /// The line being typed was dropped from the screen (the process is ending): nothing to
     /// put a new line after at exit.
     public static func typingDropped() {
-        RawState.flags[Flag.typing] = 0
+        RawState.typing.store(false, ordering: .sequentiallyConsistent)
     }
 
     /// Ctrl-C: what it has always done to `bq play` and the console, end the process, with the
@@ -88,15 +90,15 @@ public enum RawInput {
     private static let fatalSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
 
     private static func installRestorers() {
-        guard RawState.flags[Flag.installed] == 0 else { return }
-        RawState.flags[Flag.installed] = 1
+        guard !RawState.installed.load(ordering: .sequentiallyConsistent) else { return }
+        RawState.installed.store(true, ordering: .sequentiallyConsistent)
         atexit {
             // Another thread may exit (a session ended by the server) while this one edits.
-            RawState.flags[Flag.exiting] = 1
-            guard RawState.flags[Flag.active] != 0 else { return }
+            RawState.exiting.store(true, ordering: .sequentiallyConsistent)
+            guard RawState.active.load(ordering: .sequentiallyConsistent) else { return }
             tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-            RawState.flags[Flag.active] = 0
-            if RawState.flags[Flag.typing] != 0 {
+            RawState.active.store(false, ordering: .sequentiallyConsistent)
+            if RawState.typing.load(ordering: .sequentiallyConsistent) {
                 // A line half typed stays on the screen; the shell's prompt goes below it.
                 var newline: UInt8 = 0x0A
                 _ = write(STDOUT_FILENO, &newline, 1)
@@ -115,9 +117,9 @@ public enum RawInput {
                 // stopped job killed from the shell would be stopped again by SIGTTOU); a
                 // terminal that is no one's controlling terminal has no such groups.
                 let foreground = tcgetpgrp(STDIN_FILENO)
-                if RawState.flags[Flag.active] != 0, foreground == -1 || foreground == getpgrp() {
+                if RawState.active.load(ordering: .sequentiallyConsistent), foreground == -1 || foreground == getpgrp() {
                     tcsetattr(STDIN_FILENO, TCSANOW, RawState.saved)
-                    if RawState.flags[Flag.typing] != 0 {
+                    if RawState.typing.load(ordering: .sequentiallyConsistent) {
                         // The shell's prompt goes below the typing, not after it.
                         var newline: UInt8 = 0x0A
                         _ = write(STDOUT_FILENO, &newline, 1)
@@ -133,9 +135,10 @@ public enum RawInput {
     }
 }
 
-/// What the exit and signal paths read: plain memory, touched by `enter()` (which runs these
-/// lazy initialisers) before any of those paths is installed, so that a signal handler reading
-/// it runs no initialisation and no exclusivity check.
+/// What the exit and signal paths read, from any thread and from signal handlers: the flags
+/// are lock-free atomics (the reader thread may `exit(3)` while the main thread sets raw input),
+/// and everything here is initialised by `prepare()` before any of those paths is installed, so
+/// that a signal handler reading it runs no initialisation and no exclusivity check.
 private enum RawState {
     /// The settings to put back.
     nonisolated(unsafe) static let saved: UnsafeMutablePointer<termios> = {
@@ -143,29 +146,28 @@ private enum RawState {
         memory.initialize(to: termios())
         return memory
     }()
-    /// Indexed by `Flag`.
-    nonisolated(unsafe) static let flags: UnsafeMutablePointer<Int32> = {
-        let memory = UnsafeMutablePointer<Int32>.allocate(capacity: Flag.count)
-        memory.initialize(repeating: 0, count: Flag.count)
-        return memory
-    }()
+    /// Raw (or quiet) input is set.
+    static let active = Atomic<Bool>(false)
+    /// The process is exiting: raw input must not start again.
+    static let exiting = Atomic<Bool>(false)
+    /// The exit and signal paths are in place.
+    static let installed = Atomic<Bool>(false)
+    /// A line is being edited (the signal keys are off).
+    static let typing = Atomic<Bool>(false)
     /// Each fatal signal's action before ours, indexed by signal number.
     nonisolated(unsafe) static let previousActions: UnsafeMutablePointer<sigaction> = {
         let memory = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
         memory.initialize(repeating: sigaction(), count: 65)
         return memory
     }()
-}
 
-/// The indices of `RawState.flags`.
-private enum Flag {
-    /// Raw (or quiet) input is set.
-    static let active = 0
-    /// The process is exiting: raw input must not start again.
-    static let exiting = 1
-    /// The exit and signal paths are in place.
-    static let installed = 2
-    /// A line is being edited (the signal keys are off).
-    static let typing = 3
-    static let count = 4
+    /// Runs every lazy initialiser above.
+    static func prepare() {
+        _ = saved
+        _ = previousActions
+        _ = active.load(ordering: .relaxed)
+        _ = exiting.load(ordering: .relaxed)
+        _ = installed.load(ordering: .relaxed)
+        _ = typing.load(ordering: .relaxed)
+    }
 }
