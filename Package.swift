@@ -1,9 +1,10 @@
 // swift-tools-version: 6.0
 // BirthdayQuest server. Dependencies point one way, down to the C shims (the full graph and
 // why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
-// EventLog on CSQLite3 and UV on CLibUV alone; Server on all of those; Client on JSON,
-// Protocol and UV (beside Server, not on it); the bq executable on everything.
-// Linux only: the system wrappers (UV, EventLog's VFS, the terminal's raw input) use Glibc.
+// EventLog on CSQLite3, UV on CLibUV and POSIXSupport, POSIXSupport on nothing; Server on all of
+// those; Client on JSON, Protocol and POSIXSupport (beside Server, not on it); the bq
+// executable on everything.
+// Linux only: the system wrappers (UV, EventLog's VFS, POSIXSupport) use Glibc.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
@@ -32,17 +33,20 @@ let package = Package(
 
         // I/O wrappers.
         .target(name: "EventLog", dependencies: ["CSQLite3"], swiftSettings: strict),
-        .target(name: "UV", dependencies: ["CLibUV"], swiftSettings: strict),
+        // Plain POSIX, no libuv: addresses and the resolver, the clients' blocking socket, the
+        // terminal's raw input, signal masks, the open-file limit.
+        .target(name: "POSIXSupport", swiftSettings: strict),
+        .target(name: "UV", dependencies: ["CLibUV", "POSIXSupport"], swiftSettings: strict),
 
         // The product.
         .target(name: "Server", dependencies: [
-            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV",
+            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV", "POSIXSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
-        .target(name: "Client", dependencies: ["JSON", "Protocol", "UV"], swiftSettings: strict),
+        .target(name: "Client", dependencies: ["JSON", "Protocol", "POSIXSupport"], swiftSettings: strict),
         .executableTarget(name: "bq", dependencies: [
-            "Server", "Client", "EventLog", "UV", "Views", "Domain", "JSON",
+            "Server", "Client", "EventLog", "UV", "POSIXSupport", "Views", "Domain", "JSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -56,9 +60,9 @@ let package = Package(
         .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain"], swiftSettings: strict),
         .testTarget(name: "EventLogTests", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
-        .testTarget(name: "UVTests", dependencies: ["UV"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV", "SeededRandom"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["Client", "EventLog", "JSON", "UV"], swiftSettings: strict),
+        .testTarget(name: "UVTests", dependencies: ["UV", "POSIXSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV", "POSIXSupport", "SeededRandom"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["Client", "EventLog", "JSON", "UV", "POSIXSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

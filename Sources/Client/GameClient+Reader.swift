@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 import Protocol
-import UV
+import POSIXSupport
 
 // The reader thread's side of `GameClient`: connecting, the handshake after a reconnect,
 // routing lines to waiters and pushes to the mirror. Everything here runs on the reader

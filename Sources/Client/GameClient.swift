@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 import Protocol
-import UV
+import POSIXSupport
 
 /// Tuning for a `GameClient`.
 public struct ClientOptions: Sendable {

@@ -6,6 +6,7 @@ import Logging
 import Protocol
 import UV
 import Views
+import POSIXSupport
 
 /// The server: one loop thread owns every connection and every game; one writer thread owns the
 /// SQLite connection that commits, a checkpointer thread a second one that copies the WAL back,

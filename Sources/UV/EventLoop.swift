@@ -85,7 +85,3 @@ public final class EventLoop {
     public var nowMilliseconds: UInt64 { isClosed ? 0 : uv_now(raw) }
 }
 
-/// Makes writes to a peer that has gone away fail with `EPIPE` instead of killing the process.
-public func ignoreSIGPIPE() {
-    signal(SIGPIPE, SIG_IGN)
-}

@@ -1,101 +1,34 @@
 import CLibUV
 import Glibc
+import POSIXSupport
 
-/// An IPv4 or IPv6 literal, or a host name the system resolver knows, as a socket address.
-/// "localhost" means 127.0.0.1 without asking the resolver, which may well answer ::1 first
-/// while the server listens on IPv4 only.
+/// `POSIXSupport.socketAddress`, its failure as a libuv error of `operation`.
 func socketAddress(host: String, port: Int, operation: String) throws(UVError) -> sockaddr_storage {
-    var storage = sockaddr_storage()
-    let literal = host == "localhost" ? "127.0.0.1" : host
-    guard (0...65535).contains(port) else {
-        throw UVError(code: UV_EINVAL.rawValue, operation: operation, detail: "port \(port) out of range")
+    do {
+        return try POSIXSupport.socketAddress(host: host, port: port)
+    } catch {
+        throw UVError(code: uvCode(error.kind), operation: operation, detail: error.kind == .invalid ? error.detail : error.description)
     }
-    let status = withUnsafeMutableBytes(of: &storage) { bytes -> Int32 in
-        let v4 = bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-        if uv_ip4_addr(literal, Int32(port), v4) == 0 { return 0 }
-        let v6 = bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-        return uv_ip6_addr(literal, Int32(port), v6)
-    }
-    if status == 0 { return storage }
-    guard isHostName(host) else {
-        throw UVError(code: UV_EINVAL.rawValue, operation: operation, detail: "not an IP address or a host name: \(host)")
-    }
-    return try resolve(host: host, port: port, operation: operation)
 }
 
-/// Letters, digits, hyphens, underscores and dots, as names in `/etc/hosts`, DNS and mDNS are:
-/// anything else is refused here rather than sent to a resolver that may ask the network. A
-/// last label of digits only is refused too: no real name ends so, and the resolver would read
-/// `192.168.1` or `2130706433` as an IPv4 address in shorthand, so a mistyped address would
-/// bind or connect somewhere else instead of failing.
-func isHostName(_ host: String) -> Bool {
-    let bytes = Array(host.utf8)
-    guard (1...253).contains(bytes.count), bytes[0] != UInt8(ascii: "-"), bytes[0] != UInt8(ascii: ".") else { return false }
-    let lastLabel = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: true).last ?? []
-    if lastLabel.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { return false }
-    return bytes.allSatisfy { byte in
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"): true
-        default: false
+/// libuv's code for a failure to make an address, so that the error names its real cause (a
+/// resolver that cannot be reached is not an unknown name).
+private func uvCode(_ kind: AddressError.Kind) -> Int32 {
+    switch kind {
+    case .invalid: UV_EINVAL.rawValue
+    case .noAddress: UV_EAI_NONAME.rawValue
+    case .resolver(let status, let number):
+        switch status {
+        case EAI_AGAIN: UV_EAI_AGAIN.rawValue
+        case EAI_FAIL: UV_EAI_FAIL.rawValue
+        case EAI_MEMORY: UV_EAI_MEMORY.rawValue
+        case EAI_FAMILY: UV_EAI_FAMILY.rawValue
+        case EAI_SOCKTYPE: UV_EAI_SOCKTYPE.rawValue
+        case EAI_SERVICE: UV_EAI_SERVICE.rawValue
+        case EAI_NONAME: UV_EAI_NONAME.rawValue
+        case EAI_SYSTEM: -number
+        default: UV_EAI_FAIL.rawValue
         }
-    }
-}
-
-/// Asks the system resolver (`/etc/hosts`, DNS, mDNS, as the machine is set up) for `host`,
-/// preferring its first IPv4 address. Blocks the calling thread until the resolver answers:
-/// a server resolves once as it starts; a client connecting on a loop thread blocks that loop,
-/// so a caller opening many connections resolves once first (`numericHost`).
-///
-/// Memory: `getaddrinfo` allocates the result list; it is read here, copied into the returned
-/// value and freed with `freeaddrinfo` before returning.
-func resolve(host: String, port: Int, operation: String) throws(UVError) -> sockaddr_storage {
-    var hints = addrinfo()
-    hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    var list: UnsafeMutablePointer<addrinfo>?
-    let status = getaddrinfo(host, nil, &hints, &list)
-    defer { if let list { freeaddrinfo(list) } }
-    guard status == 0 else {
-        throw UVError(code: resolverErrorCode(status), operation: operation, detail: "cannot resolve \"\(host)\"")
-    }
-    var chosen: UnsafeMutablePointer<addrinfo>?
-    var cursor = list
-    while let entry = cursor {
-        if entry.pointee.ai_family == AF_INET { chosen = entry; break }
-        if chosen == nil, entry.pointee.ai_family == AF_INET6 { chosen = entry }
-        cursor = entry.pointee.ai_next
-    }
-    guard let chosen, let address = chosen.pointee.ai_addr else {
-        throw UVError(code: UV_EAI_NONAME.rawValue, operation: operation, detail: "no IPv4 or IPv6 address for \"\(host)\"")
-    }
-    var storage = sockaddr_storage()
-    withUnsafeMutableBytes(of: &storage) { bytes in
-        let length = min(Int(chosen.pointee.ai_addrlen), bytes.count)
-        bytes.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
-        let networkPort = UInt16(port).bigEndian
-        if chosen.pointee.ai_family == AF_INET {
-            bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_port = networkPort
-        } else {
-            bytes.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self).pointee.sin6_port = networkPort
-        }
-    }
-    return storage
-}
-
-/// libuv's code for a `getaddrinfo` failure, so the error names its real cause (a resolver that
-/// cannot be reached is not an unknown name).
-private func resolverErrorCode(_ status: Int32) -> Int32 {
-    switch status {
-    case EAI_AGAIN: UV_EAI_AGAIN.rawValue
-    case EAI_FAIL: UV_EAI_FAIL.rawValue
-    case EAI_MEMORY: UV_EAI_MEMORY.rawValue
-    case EAI_FAMILY: UV_EAI_FAMILY.rawValue
-    case EAI_SOCKTYPE: UV_EAI_SOCKTYPE.rawValue
-    case EAI_SERVICE: UV_EAI_SERVICE.rawValue
-    case EAI_NONAME: UV_EAI_NONAME.rawValue
-    case EAI_SYSTEM: -errno
-    default: UV_EAI_FAIL.rawValue
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventLog
 import Foundation
 import UV
+import POSIXSupport
 
 /// `bq bench`: benchmarks run on purpose, never from the test suite.
 struct Bench: ParsableCommand {

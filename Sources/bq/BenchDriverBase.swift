@@ -1,5 +1,6 @@
 import Histogram
 import UV
+import POSIXSupport
 
 /// Where a load run is: connecting and setting up, warming up, measuring, waiting for the last
 /// replies, finished.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UV
+import POSIXSupport
 
 /// `bq bench echo`: the ceiling a libuv NDJSON server can reach on this machine at the same
 /// shape, measured with the same driver against a server that only sends each line back.

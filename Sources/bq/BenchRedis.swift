@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UV
+import POSIXSupport
 
 /// `bq bench redis`: the same driver shape against Redis running bench/unlock.lua (a real RESP
 /// client over TCP, written here so that both sides are driven by the same loop and clock).

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Server
 import UV
+import POSIXSupport
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the game server.")

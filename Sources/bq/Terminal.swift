@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import UV
+import POSIXSupport
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread
 /// prints live updates while the main thread prints command results), never buffered, so a

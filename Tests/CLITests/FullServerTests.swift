@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 import UV
+import POSIXSupport
 
 /// A server that holds all the connections it allows is running: `bq play` and `bq admin` say
 /// it is full, exit 2 ("no server to talk to", worth retrying), and keep the saved session.

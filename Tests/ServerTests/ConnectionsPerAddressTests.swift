@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 import UV
+import POSIXSupport
 
 /// This machine's first IPv4 address that is not loopback, if it has one: a peer connecting to
 /// it from here is not a loopback peer, so it counts like one from elsewhere.

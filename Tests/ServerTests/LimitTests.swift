@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Testing
 import UV
+import POSIXSupport
 
 /// Each configured limit, gone over with a small value.
 @Suite struct LimitTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UV
+import POSIXSupport
 
 @Suite("Blocking line socket")
 struct BlockingLineSocketTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import UV
+import POSIXSupport
 
 /// A write with nothing queued ahead of it goes straight to the kernel; what the kernel does
 /// not take is queued, in order, behind it.

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import UV
+import POSIXSupport
 
 /// Only ever raises this test process's limit: lowering it could starve tests running beside.
 @Suite struct OpenFileLimitTests {

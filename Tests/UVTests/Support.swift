@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UV
+import POSIXSupport
 
 /// A value shared between a test's loop thread and the threads it starts.
 final class Locked<Value>: @unchecked Sendable {

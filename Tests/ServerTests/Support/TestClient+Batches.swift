@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import UV
+import POSIXSupport
 
 // Requests in bulk and sign-in shortcuts for the server suites, beside `TestClient` itself.
 

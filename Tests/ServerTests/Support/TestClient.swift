@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import UV
+import POSIXSupport
 
 /// A blocking NDJSON client for end-to-end tests. It keeps the subscriber's mirror
 /// (snapshot plus patches) as lines arrive and records every protocol promise it sees

@@ -71,9 +71,9 @@ public final class BlockingLineSocket: @unchecked Sendable {
         // A host name is resolved here, on the caller's thread, like every other step of this socket.
         var storage: sockaddr_storage
         do {
-            storage = try socketAddress(host: host, port: port, operation: "connect \(peer)")
+            storage = try socketAddress(host: host, port: port)
         } catch {
-            throw SocketError(.badAddress, operation: "connect \(peer)", detail: error.reason)
+            throw SocketError(.badAddress, operation: "connect \(peer)", detail: error.description)
         }
         let length = socklen_t(Int32(storage.ss_family) == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
         #if canImport(Glibc)

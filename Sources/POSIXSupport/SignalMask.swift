@@ -24,3 +24,8 @@ private func changeSignalMask(_ how: Int32, _ signals: [Int32]) {
     for signal in signals { sigaddset(&set, signal) }
     pthread_sigmask(how, &set, nil)
 }
+
+/// Makes writes to a peer that has gone away fail with `EPIPE` instead of killing the process.
+public func ignoreSIGPIPE() {
+    signal(SIGPIPE, SIG_IGN)
+}
