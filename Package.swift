@@ -40,7 +40,7 @@ let package = Package(
 
         // The product.
         .target(name: "Server", dependencies: [
-            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV", "POSIXSupport",
+            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),

@@ -6,7 +6,6 @@ import Logging
 import Protocol
 import UV
 import Views
-import POSIXSupport
 
 /// The server: one loop thread owns every connection and every game; one writer thread owns the
 /// SQLite connection that commits, a checkpointer thread a second one that copies the WAL back,
@@ -86,7 +85,6 @@ public final class GameServer {
         self.logger = logger
         self.clock = clock
         self.steadyClock = steadyClock
-        ignoreSIGPIPE()
         let seed = GameLoader.Seed(path: config.seedPath)
         try Self.checkSeedForFirstLaunch(seed, config: config)
         try Self.makeDataDirectory(config)
@@ -120,12 +118,6 @@ public final class GameServer {
             abandonStart()
             throw error
         }
-        // Only now, with the loop's signal watchers in place: `bq serve` blocks them while it
-        // starts the server, so that a SIGTERM while the log loads waits, pending, and then
-        // stops the server cleanly (a start that fails keeps them blocked, and its error is
-        // printed rather than cut short by the signal); and a process started with them
-        // blocked by its parent would otherwise never see them.
-        unblockSignals([SIGTERM, SIGINT])
     }
 
     /// A first launch needs the seed: a bad one is refused before anything is created.

@@ -38,8 +38,11 @@ struct Serve: ParsableCommand {
         if descriptors < descriptorsNeeded {
             logger.warning("only \(descriptors) open files allowed (ulimit -n): connections past about \(max(0, descriptors - 64)) will fail to be accepted, not only those past max_connections \(config.limits.maxConnections)")
         }
-        // Until the server's signal watchers are in place (it unblocks them then): a SIGTERM
-        // during start-up (a long log to load) is a clean stop, exit 0, not a death by signal.
+        // A write to a client that has gone away fails with EPIPE instead of ending the process.
+        ignoreSIGPIPE()
+        // Until the server's signal watchers are in place: a SIGTERM during start-up (a long log
+        // to load) waits, pending, and is then a clean stop, exit 0, not a death by signal; a
+        // start that fails keeps them blocked, and its error is printed rather than cut short.
         blockSignals([SIGTERM, SIGINT])
         let server: GameServer
         do {
@@ -50,6 +53,9 @@ struct Serve: ParsableCommand {
             FileHandle.standardError.write(Data(lines.joined().utf8))
             throw ExitCode(1)
         }
+        // The watchers are in place now (unblocked also for a process whose parent started it
+        // with them blocked, which would otherwise never see them).
+        unblockSignals([SIGTERM, SIGINT])
         // The one line scripts and tests wait for.
         FileHandle.standardOutput.write(Data("listening on \(config.host):\(server.port)\n".utf8))
         server.run()

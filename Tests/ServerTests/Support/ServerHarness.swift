@@ -1,6 +1,7 @@
 import Foundation
 import Domain
 import Logging
+import POSIXSupport
 @testable import Server
 
 /// Paths inside the repository, found from this file so tests run from any directory.
@@ -80,6 +81,9 @@ final class ServerHarness: @unchecked Sendable {
             let logger = Logger(label: "e2e", factory: { _ in SwiftLogNoOpLogHandler() })
             let server: GameServer
             do {
+                // The process-wide setting `bq serve` makes: a test's client that hangs up must
+                // not end the test process with SIGPIPE.
+                ignoreSIGPIPE()
                 server = try GameServer(config: frozen, logger: logger, clock: clock, steadyClock: steadyClock)
             } catch {
                 outcome.set(.failure(HarnessError("server did not start: \(error)")))
