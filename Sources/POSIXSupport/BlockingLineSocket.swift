@@ -12,6 +12,8 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
         case badAddress
         /// A system call failed with this errno.
         case system(errno: Int32)
+        /// The peer sent more than the socket's `maxLineBytes` without ending the line.
+        case lineTooLong
     }
 
     public let kind: Kind
@@ -32,6 +34,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: "\(operation): socket is closed"
         case .badAddress: "\(operation): \(detail.isEmpty ? "not an IP address or a host name that resolves" : detail)"
         case .system(let code): "\(operation): \(String(cString: strerror(code))) (errno \(code))"
+        case .lineTooLong: "\(operation): \(detail)"
         }
     }
 
@@ -53,8 +56,13 @@ public final class BlockingLineSocket: @unchecked Sendable {
     /// Guards `closed`, the only state both threads touch.
     private let lock = NSLock()
     private var closed = false
+    /// The longest line read: a peer that never ends its line must not take all the memory.
+    /// (The server's longest lines, whole views, are a few hundred kilobytes.)
+    public let maxLineBytes: Int
     /// Reader-thread state: received bytes not yet returned, from `start`.
     private var buffer: [UInt8] = []
+    /// Reader-thread state: what one `recv` reads into, made once.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
     private var start = 0
     /// Where the newline search resumes, so a long line is scanned once, not once per read.
     private var scanned = 0
@@ -66,8 +74,9 @@ public final class BlockingLineSocket: @unchecked Sendable {
     /// `receiveBufferBytes` sets SO_RCVBUF before connecting (small values make a slow reader
     /// fill up fast in tests).
     public init(host: String, port: Int, connectTimeoutMilliseconds: Int = 5000,
-                receiveBufferBytes: Int? = nil) throws(SocketError) {
+                receiveBufferBytes: Int? = nil, maxLineBytes: Int = 64 << 20) throws(SocketError) {
         peer = "\(host):\(port)"
+        self.maxLineBytes = maxLineBytes
         // A host name is resolved here, on the caller's thread, like every other step of this socket.
         var storage: sockaddr_storage
         do {
@@ -181,7 +190,7 @@ public final class BlockingLineSocket: @unchecked Sendable {
 
     // MARK: Reading (reader thread)
 
-    /// The next line, without its "\n" and a "\r" before it; lines may be of any length.
+    /// The next line, without its "\n" and a "\r" before it, of at most `maxLineBytes`.
     /// At EOF returns the unterminated rest if there is any, then nil. Throws `.timedOut` when
     /// no complete line arrived within the timeout (bytes received so far are kept for later).
     public func readLine(timeoutMilliseconds: Int) throws(SocketError) -> [UInt8]? {
@@ -242,7 +251,9 @@ public final class BlockingLineSocket: @unchecked Sendable {
                 throw SocketError.fromErrno("poll \(peer)")
             }
             if ready == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
+            if buffer.count - start > maxLineBytes {
+                throw SocketError(.lineTooLong, operation: "read from \(peer)", detail: "a line of more than \(maxLineBytes) bytes")
+            }
             let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress!, $0.count, 0) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }

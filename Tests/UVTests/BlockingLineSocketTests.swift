@@ -58,6 +58,36 @@ struct BlockingLineSocketTests {
         ])
     }
 
+    @Test("a line longer than the bound is refused, not gathered without end")
+    func overlongLine() throws {
+        let loop = try EventLoop()
+        let outcomes = Locked<[String]>([])
+        let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
+            connection.write(gathering: [Array("short\n".utf8), [UInt8](repeating: 0x7A, count: 300_000)])
+            connection.closeAfterFlush()
+            connection.startReading()
+        }
+        onNewThread {
+            func record(_ outcome: String) { outcomes.withLock { $0.append(outcome) } }
+            do {
+                let socket = try BlockingLineSocket(host: "127.0.0.1", port: port, maxLineBytes: 100_000)
+                record(String(decoding: try socket.readLine(timeoutMilliseconds: 10_000) ?? [], as: UTF8.self))
+                do throws(SocketError) {
+                    _ = try socket.readLine(timeoutMilliseconds: 10_000)
+                    record("read it")
+                } catch {
+                    record(error.kind == .lineTooLong ? "too long" : "\(error)")
+                }
+                socket.close()
+            } catch {
+                record("error: \(error)")
+            }
+            notify.send()
+        }
+        expectLoopClosesCleanly(loop)
+        #expect(outcomes.withLock { $0 } == ["short", "too long"])
+    }
+
     @Test("connecting to a port nobody listens on fails with ECONNREFUSED")
     func connectRefused() throws {
         // Bind and release a port so that (almost certainly) nothing listens on it.
