@@ -1,0 +1,143 @@
+import Domain
+import EventLog
+import Foundation
+import Logging
+import UV
+
+/// Start-up: what the server checks and makes in its data directory before it takes a
+/// connection (the seed, the directory and the log file with their modes, the admin key, the
+/// listening address), and how it opens and loads the log.
+extension GameServer {
+    /// A first launch needs the seed: a bad one is refused before anything is created.
+    static func checkSeedForFirstLaunch(_ seed: GameLoader.Seed, config: ServerConfig) throws {
+        guard !FileManager.default.fileExists(atPath: config.databasePath) else { return }
+        if !seed.isBuiltIn, !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
+            throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
+                + "working directory, \(FileManager.default.currentDirectoryPath))")
+        }
+        _ = try seed.content()
+    }
+
+    static func warnAboutSynchronous(_ mode: SyncMode, logger: Logger) {
+        switch mode {
+        case .full: break
+        case .normal:
+            logger.warning("synchronous is normal: an acknowledged change survives a crash of bq serve, not a power loss")
+        case .off:
+            logger.warning("synchronous is off: an acknowledged change may be lost in a crash; for tests and benchmarks only")
+        }
+    }
+
+    /// The configured key, or the one kept in (or first made in) the data directory.
+    static func provideAdminKey(_ config: ServerConfig, logger: Logger) throws -> String {
+        let key = try Secrets.adminKey(configured: config.adminKey, path: config.adminKeyPath)
+        if let file = key.file {
+            if let mode = modeOthersMayRead(file) {
+                logger.warning("the admin key in \(file) may be read by other users (mode \(mode)): chmod go= it")
+            } else {
+                logger.notice("admin key is in \(file) (readable by its owner only)")
+            }
+        }
+        return key.key
+    }
+
+    static func openLog(_ config: ServerConfig) throws -> EventStore {
+        do {
+            return try EventStore(path: config.databasePath, options: storeOptions(config))
+        } catch {
+            throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
+                + fullDiskHint(config.dataDirectory))
+        }
+    }
+
+    /// Every game's durable state, each seeded first if it has no events yet.
+    static func loadGames(_ config: ServerConfig, from store: EventStore, seed: GameLoader.Seed, now: Millis,
+                                  logger: Logger) throws -> [String: GameLoader.Loaded] {
+        var loaded: [String: GameLoader.Loaded] = [:]
+        for game in Set(config.games + [config.defaultGame]) {
+            let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
+            let seeded: GameState
+            do {
+                seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seed: seed, store: store, now: now)
+            } catch ServerError.startup(let message) {
+                throw ServerError.startup(message + fullDiskHint(config.dataDirectory))
+            }
+            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
+            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
+        }
+        return loaded
+    }
+
+    /// The first connection to the log checks its integrity; the others need not again.
+    static func storeOptions(_ config: ServerConfig, checkIntegrity: Bool = true) -> StoreOptions {
+        StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds),
+                     checkIntegrity: checkIntegrity)
+    }
+
+    /// The file's mode in octal when users other than its owner may read or write it.
+    private static func modeOthersMayRead(_ path: String) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
+              mode & 0o077 != 0 else { return nil }
+        return String(mode, radix: 8)
+    }
+
+    /// Runs on the writer's or the checkpointer's thread (the log handler is thread-safe).
+    static func log(_ report: CheckpointReport, to logger: Logger) {
+        switch report {
+        case .failing(let error):
+            logger.warning("checkpoints are failing; the WAL keeps every commit but grows until one succeeds",
+                           metadata: ["error": "\(error)"])
+        case .recovered(let failures):
+            logger.notice("checkpoints succeed again", metadata: ["failures": "\(failures)"])
+        }
+    }
+
+    /// SQLite reports a full disk at open as an I/O error; say what it is.
+    static func fullDiskHint(_ directory: String) -> String {
+        var stats = statvfs()
+        guard statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 else { return "" }
+        return " (the disk holding \(directory) is full: free some space and start again)"
+    }
+
+    /// The log holds PINs, gift contents and dares, so a data directory this server creates is
+    /// its owner's alone, like the admin key and the log (`makeLogFile`).
+    static func makeDataDirectory(_ config: ServerConfig) throws {
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    /// Fails here, before the log, the admin key and the seeded game are made, when the address
+    /// cannot be listened on (another process holds the port): a start that failed only at its
+    /// end left a new data directory behind, seeded, with a fresh key. The real listener binds
+    /// at the end, once there is a server to hand connections to; a process that takes the
+    /// port in between still makes the start fail there.
+    static func checkCanListen(host: String, port: Int) throws {
+        guard port != 0 else { return }  // any free port will do
+        let loop = try EventLoop()
+        // Runs on failure too: a listener that failed to bind is closed through the loop.
+        defer {
+            loop.run()
+            try? loop.close()
+        }
+        try TCPServer(loop: loop, host: host, port: port) { $0.close() }.close()
+    }
+
+    /// The log file, created its owner's alone; SQLite gives the WAL and its index the log's own
+    /// mode. Existing files keep the mode someone chose for them, with a warning when others may
+    /// read them.
+    static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
+        // Created with its final mode in one step (an empty file is a new database to SQLite):
+        // no moment when another user could open it.
+        let descriptor = open(config.databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw ServerError.startup("Cannot create the event log \(config.databasePath): \(String(cString: strerror(errno)))")
+        }
+        for path in [config.dataDirectory, config.databasePath] {
+            if let mode = Self.modeOthersMayRead(path) {
+                logger.warning("\(path) may be read by other users (mode \(mode)); it holds PINs, gifts and dares: chmod go= it")
+            }
+        }
+    }
+}
