@@ -34,13 +34,13 @@ let package = Package(
         // I/O wrappers.
         .target(name: "EventLog", dependencies: ["CSQLite3"], swiftSettings: strict),
         // Plain POSIX, no libuv: addresses and the resolver, the clients' blocking socket, the
-        // terminal's raw input, signal masks, the open-file limit.
+        // terminal's raw input, signal masks, the open-file limit, files written for their owner.
         .target(name: "POSIXSupport", swiftSettings: strict),
         .target(name: "UV", dependencies: ["CLibUV", "POSIXSupport"], swiftSettings: strict),
 
         // The product.
         .target(name: "Server", dependencies: [
-            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV",
+            "Domain", "JSON", "Views", "Protocol", "EventLog", "UV", "POSIXSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import POSIXSupport
 
 /// Session tokens and the admin key: random, compared by hash, never logged.
 public enum Secrets {
@@ -55,46 +56,7 @@ public enum Secrets {
             return (key, path)
         }
         let key = newToken()
-        try writePrivately(Data((key + "\n").utf8), to: path)
+        try PrivateFile.write(Data((key + "\n").utf8), to: path)
         return (key, path)
-    }
-
-    /// Writes a file that only its owner may read, whole or not at all: the bytes go to a file
-    /// created 0600 beside it, are synced, and take the name by a rename. (FileManager's atomic
-    /// write creates its file with the umask's mode and narrows it after the rename: a process
-    /// killed in between leaves the key readable by everyone.) `temporarySuffix` names the file
-    /// beside it: a writer that holds no lock on the directory gives one of its own, so that two
-    /// processes writing the same file never share it.
-    /// `synced: false` skips both syncs, for a file whose loss at a power cut costs nothing.
-    public static func writePrivately(_ data: Data, to path: String, temporarySuffix: String = ".new", synced: Bool = true) throws {
-        let temporary = path + temporarySuffix
-        unlink(temporary)  // left by a writer that was killed while writing
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw ServerError.startup("Cannot create \(temporary): \(String(cString: strerror(errno)))")
-        }
-        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try file.write(contentsOf: data)
-            if synced { try file.synchronize() }
-        } catch {
-            unlink(temporary)
-            throw ServerError.startup("Cannot write \(temporary): \(error.localizedDescription)")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw ServerError.startup("Cannot rename \(temporary) to \(path): \(reason)")
-        }
-        guard synced else { return }
-        // The new name is durable once its directory is synced: without it a power cut could
-        // take the file away after the key was handed out, and the next start would make
-        // another. Best effort: a directory that cannot be opened was just written to.
-        let parent = (path as NSString).deletingLastPathComponent
-        let directory = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            _ = fsync(directory)
-            close(directory)
-        }
     }
 }

@@ -2,6 +2,7 @@ import Client
 import Foundation
 import JSON
 import Server
+import POSIXSupport
 
 /// What `bq play` keeps between runs: the device id (made once) and the session token, so the
 /// next start resumes without asking. One file per server and game.
@@ -60,7 +61,7 @@ struct PlayDeviceFile {
         // The token signs in as this character: readable by this user only, and a crash while
         // saving must not leave half a file (the next start would refuse it).
         // Two bq play on one file (a mistake, but a possible one) must not share a temporary.
-        try Secrets.writePrivately(Data(JSONValue.object(object).serialized().utf8), to: path,
+        try PrivateFile.write(Data(JSONValue.object(object).serialized().utf8), to: path,
                                    temporarySuffix: ".new-\(getpid())")
         removeTemporariesOfEndedProcesses()
     }

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Server
+import POSIXSupport
 
 /// The game as this person was last told it by an open `bq play`, kept beside the device file,
 /// so that the next start can tell what changed meanwhile ("Since you were last here:"). It
@@ -34,7 +35,7 @@ final class LastSeenFile: @unchecked Sendable {
             let object: JSONValue = ["character": .string(character), "version": .int(version), "view": view]
             // Written on the reader thread at every update: no syncs, whose wait would hold the
             // replies back; a file lost at a power cut only leaves the next start's news out.
-            try? Secrets.writePrivately(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())", synced: false)
+            try? PrivateFile.write(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())", synced: false)
         }
     }
 }
