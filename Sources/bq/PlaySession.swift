@@ -125,7 +125,7 @@ final class PlaySession: @unchecked Sendable {
             do {
                 let reply = try client.auth(token: saved)
                 // A greeting for a person; a script's output is its commands' results.
-                if mode == .interactive { say([style.dim("Welcome back, \(reply.result["character"]?.stringValue?.terminalSafe ?? "player").")]) }
+                if mode == .interactive { say([style.dim("Welcome back, \(greetingName(reply.result["character"]?.stringValue).terminalSafe).")]) }
                 resumed = true
                 return .signedIn
             } catch {
@@ -171,7 +171,7 @@ final class PlaySession: @unchecked Sendable {
                 let reply = try client.claim(character: id, device: device, pin: pinToTry, game: game)
                 let token = reply.result["token"]?.stringValue
                 updateFile { $0.token = token; $0.character = id }
-                say([style.green("You are now \(id.terminalSafe) (\(reply.result["role"]?.stringValue?.terminalSafe ?? "?")).")])
+                say([style.green("You are now \(greetingName(id).terminalSafe) (\(reply.result["role"]?.stringValue?.terminalSafe ?? "?")).")])
                 if let last = switchingFrom, last != id {
                     // One device file holds one session: the next plain `bq play` resumes this one.
                     say([style.yellow("This device's file held \(last.terminalSafe)'s session and now holds \(id.terminalSafe)'s; "
@@ -206,6 +206,14 @@ final class PlaySession: @unchecked Sendable {
                 pinToTry = nil
             }
         }
+    }
+
+    /// The character's name, for a person ("Mia", not the id mia); the id when the list of
+    /// characters cannot be had.
+    private func greetingName(_ id: String?) -> String {
+        guard let id else { return "player" }
+        let characters = (try? client.characters(game: game)) ?? []
+        return characters.first { $0["id"]?.stringValue == id }?["name"]?.stringValue ?? id
     }
 
     /// The id of the character `typed` names: its id or its name, in any case ("Mia" for mia).

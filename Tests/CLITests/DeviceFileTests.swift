@@ -20,7 +20,7 @@ import Testing
         let theo = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"],
                                      home: try makeTemporaryDirectory())
         #expect(theo.status == 0, "\(theo.err)")
-        #expect(theo.out.contains("You are now theo"))
+        #expect(theo.out.contains("You are now Theo"))
     }
 
     @Test func theSavedFileIsPrivateLeavesNothingBesideItAndResumesTheSession() throws {

@@ -8,7 +8,7 @@ import Testing
         defer { server.stop() }
         let home = try makeTemporaryDirectory()
         let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: home)
-        #expect(mia.output.waitFor("You are now mia (birthday)."))
+        #expect(mia.output.waitFor("You are now Mia (birthday)."))
         #expect(mia.output.waitFor("Challenges (0/15 done)"))
         #expect(mia.output.waitFor("Type help for commands."))
 
@@ -30,6 +30,10 @@ import Testing
         #expect(again.out.contains("You are Mia (birthday)."), "resumed as mia without being asked")
         #expect(!again.out.contains("Welcome back"), "a one-shot prints its result, not a greeting")
         #expect(again.out.contains("Points: 0 ✦  (earned 100, spent 100)"))
+        let greeted = try BQProcess(["play"] + server.address, home: home)
+        #expect(greeted.output.waitFor("Welcome back, Mia."), "by name, as the game shows it")
+        greeted.send("quit")
+        #expect(greeted.waitForExit() == 0)
     }
 
     @Test func pickingACharacterInteractively() throws {
@@ -42,7 +46,7 @@ import Testing
         #expect(theo.output.waitFor("theo Theo (friend)"))
         #expect(theo.output.waitFor("Claimed on other devices: dani (type its id to take it over with its PIN)"))
         theo.send("theo")
-        #expect(theo.output.waitFor("You are now theo (friend)."))
+        #expect(theo.output.waitFor("You are now Theo (friend)."))
         #expect(theo.output.waitFor("Your dare: none yet."))
         #expect(theo.output.waitFor("Rewards you gave"))
         #expect(theo.output.waitFor("One Year of Chauffeur Service"))
@@ -68,7 +72,7 @@ import Testing
         theo.send("theo")
         #expect(theo.output.waitFor("PIN for theo (empty to choose another):"))
         theo.send("3390")
-        #expect(theo.output.waitFor("You are now theo (friend)."))
+        #expect(theo.output.waitFor("You are now Theo (friend)."))
         #expect(theo.finish() == 0)
     }
 
@@ -341,13 +345,13 @@ import Testing
         let home = try makeTemporaryDirectory()
         let claimed = try BQProcess.run(["play", "--no-color"] + server.address + ["--character", "Mia", "complete", "C02"], home: home)
         #expect(claimed.status == 0, "\(claimed.err)")
-        #expect(claimed.out.contains("You are now mia (birthday)."), "\(claimed.out)")
+        #expect(claimed.out.contains("You are now Mia (birthday)."), "\(claimed.out)")
         #expect(claimed.out.contains("Completed “Wisdom From Strangers”"), "\(claimed.out)")
         let shown = try BQProcess.run(["play", "--no-color"] + server.address + ["show", "R02"], home: home)
         #expect(shown.out.contains("A Letter From Home"), "\(shown.out)")
 
         let picked = try BQProcess.run(["play", "--no-color"] + server.address, home: try makeTemporaryDirectory(), stdin: "PRIYA\nquit\n")
-        #expect(picked.out.contains("You are now priya (friend)."), "\(picked.out) \(picked.err)")
+        #expect(picked.out.contains("You are now Priya (friend)."), "\(picked.out) \(picked.err)")
 
         // The server's words name the field for programs; a person reads a sentence.
         let wrong = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c03", "--option", "b"], home: home)
