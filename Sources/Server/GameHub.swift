@@ -166,6 +166,14 @@ final class GameHub {
             return refuse(request, error, target: target)
         case .success(let decided): events = decided
         }
+        // A claim is an event kept for good, and needs no sign-in: the device that holds a
+        // character could otherwise grow the log without end by claiming it again and again.
+        // It draws on that character's change budget (refused claims, which write nothing, do not).
+        if case .claim(let character, _, _, _) = command, !events.isEmpty, !takeChangeToken(for: character) {
+            let limit = server.config.limits.changesPerSecond
+            return target.error(request.id, ProtocolError(.rateLimited,
+                "More than \(limit) claim\(limit == 1 ? "" : "s") of \(character) a second; nothing was changed, try again in a moment"))
+        }
         let expected = speculative.version
         // In place: the speculative state is this hub's own, so nothing the events leave alone is copied.
         for event in events { speculative.apply(event) }

@@ -62,4 +62,30 @@ import Testing
         #expect(try Self.replies(sam, 50).allSatisfy { $0["ok"] == true })
         #expect(try Self.replies(admin, 50).allSatisfy { $0["ok"] == true })
     }
+
+    /// Each claim is an event kept for good, and the device that holds a character may claim it
+    /// again and again: it draws on that character's budget. Refused claims write nothing and
+    /// draw nothing, so nobody else's refused attempts use up the holder's claims.
+    @Test func claimsThatCommitDrawOnTheCharactersBudget() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // A clock that never moves: the budget never refills, whatever the machine's speed.
+        let server = try ServerHarness(dataDirectory: dir.path, configure: { $0.limits.changesPerSecond = 3 },
+                                       steadyClock: { 0 })
+        defer { try? server.stop() }
+        let client = try server.connect()
+        try client.ok("claim", ["character": "theo", "device": "phone"])
+        for attempt in 0..<5 {
+            #expect(try client.refusal("claim", ["character": "theo", "device": .string("other-\(attempt)")]) == "already_claimed")
+        }
+        let start = try client.currentVersion()
+        try client.ok("claim", ["character": "theo", "device": "phone"])
+        try client.ok("claim", ["character": "theo", "device": "phone"])
+        let limited = try client.call("claim", ["character": "theo", "device": "phone"])
+        #expect(limited.errorCode == "rate_limited", "\(limited.serialized())")
+        #expect(limited["error"]?["message"]?.stringValue?.contains("claims of theo a second") == true)
+        #expect(try client.currentVersion() == start + 2, "the refused claim changed nothing")
+        try client.ok("claim", ["character": "mia", "device": "phone"])
+        try server.stop()
+    }
 }
