@@ -314,19 +314,21 @@ final class GameHub {
                 + "The organizer must restart the server"))
         case .failed(let error):
             server.commitFailed(game: name, error: error, outcomeUnknown: false)
-            failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"))
+            failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"), undecided: undecided)
         case .uncertain(let error):
             // Not `unavailable`: that code promises nothing was committed, and after a crash
             // this may turn out to have been.
             server.commitFailed(game: name, error: error, outcomeUnknown: true)
             failAll(ProtocolError(.internal, "The disk failed while saving this, and it may or may not have been saved. "
-                + "A retry with the same idem key applies it at most once; without one, check the game first"))
+                + "A retry with the same idem key applies it at most once; without one, check the game first"), undecided: undecided)
         }
     }
 
     /// A failed commit takes every command decided on top of it along: their
     /// states never became durable. Reads keep working from the durable state.
-    private func failAll(_ error: ProtocolError) {
+    /// `undecided` answers the commands that wrote nothing but were answered on top of the
+    /// failed ones (nil: `error` does, as when the log and this copy of it disagree).
+    private func failAll(_ error: ProtocolError, undecided: ProtocolError? = nil) {
         let failed = pending.removeAll()
         speculative = durable
         lastSnapshotVersion = min(lastSnapshotVersion, durable.version)
@@ -338,7 +340,7 @@ final class GameHub {
             }
             // An answer that wrote nothing was never decided on a state that lasted; whatever
             // became of the commits ahead of it, it committed nothing itself.
-            entry.target.error(entry.request.id, entry.goesToLog ? error : undecided)
+            entry.target.error(entry.request.id, entry.goesToLog ? error : undecided ?? error)
         }
         // Copies of a failed keyed request were never answered: they get their own try.
         for waiter in retry {
@@ -370,7 +372,9 @@ final class GameHub {
             actors[ObjectIdentifier(entry.target.connection)] = entry.target.connection
             for waiter in entry.waiters { actors[ObjectIdentifier(waiter.target.connection)] = waiter.target.connection }
         }
-        for connection in actors.values {
+        // Only to those attached to this game: a claim for this game from a connection of
+        // another (refused, or before its sign-in) is answered here, but its view is that game's.
+        for connection in actors.values where connection.hub === self {
             if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection) }
         }
         for entry in done {

@@ -152,11 +152,7 @@ extension Admin {
             return .usage(message(for: error))
         }
         guard var operation = command as? any AdminOperation else { return .notAnOperation }
-        do {
-            try operation.resolveIds(context)
-        } catch {
-            return .refused(error)
-        }
+        operation.resolveIds(context)
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)
             ?? words.map(quotedForTheConsole).joined(separator: " ")
@@ -207,11 +203,15 @@ struct AdminContext {
 
     /// The id of the member of `sections` that `typed` names in any case; as typed when none
     /// does. A character may be named by its name too (`unclaim Theo`).
-    func id(_ typed: String, in sections: String...) throws(ClientError) -> String {
-        let view = try gameView()
+    /// When the game cannot be read, the id goes as typed: the change then takes its usual
+    /// path (sent, kept or answered late) rather than failing on a read it did not need.
+    /// A name two characters share names neither.
+    func id(_ typed: String, in sections: String...) -> String {
+        guard let view = try? gameView() else { return typed }
         if let id = view.memberId(typed, in: sections) { return id }
         guard sections.contains("characters"), let characters = view["characters"]?.objectValue else { return typed }
-        return characters.keys.sorted().first { characters[$0]?["name"]?.stringValue?.lowercased() == typed.lowercased() } ?? typed
+        let named = characters.keys.filter { characters[$0]?["name"]?.stringValue?.lowercased() == typed.lowercased() }
+        return named.count == 1 ? named[0] : typed
     }
 }
 
@@ -241,20 +241,20 @@ protocol AdminOperation: ParsableCommand {
     var ownChange: OwnChange { get }
     /// Turns the ids given as typed (`C09`, `Theo`) into the game's own (`c09`, `theo`), before
     /// anything else looks at them: `alreadyDone` and `ownChange` match them with the view.
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError)
+    mutating func resolveIds(_ context: AdminContext)
 }
 
 extension AdminOperation {
     var isDestructive: Bool { false }
     func alreadyDone(in view: JSONValue) -> ServerRefusal? { nil }
     var ownChange: OwnChange { OwnChange() }
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {}
+    mutating func resolveIds(_ context: AdminContext) {}
 
     func run() throws {
         var operation = self
         try connection.withContext { context in
             do throws(ClientError) {
-                try operation.resolveIds(context)
+                operation.resolveIds(context)
                 for line in try operation.perform(context) { context.terminal.line(line) }
             } catch .unconfirmed(let op) {
                 context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`"))

@@ -35,7 +35,7 @@ struct AdminForceComplete: AdminOperation {
         OwnChange(entries: [("challenge_completed", challenge), ("secret_discovered", challenge)], tellsPoints: true)
     }
 
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { challenge = try context.id(challenge, in: "challenges") }
+    mutating func resolveIds(_ context: AdminContext) { challenge = context.id(challenge, in: "challenges") }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["challenges"]?[challenge], found["status"] == "completed" else { return nil }
@@ -58,7 +58,7 @@ struct AdminForceUnlock: AdminOperation {
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(entries: [("reward_unlocked", reward), ("final_badge", nil)], tellsPoints: true) }
 
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { reward = try context.id(reward, in: "rewards") }
+    mutating func resolveIds(_ context: AdminContext) { reward = context.id(reward, in: "rewards") }
 
     func alreadyDone(in view: JSONValue) -> ServerRefusal? {
         guard let found = view["rewards"]?[reward], found["unlocked"] == true else { return nil }
@@ -106,7 +106,7 @@ struct AdminUnclaim: AdminOperation {
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(unclaims: character) }
 
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) { character = try context.id(character, in: "characters") }
+    mutating func resolveIds(_ context: AdminContext) { character = context.id(character, in: "characters") }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         context.done("\(character) is free to claim again.", try context.change("unclaim", ["character": .string(character)]))
@@ -338,7 +338,7 @@ struct AdminEditChallenge: AdminOperation {
     var ownChange: OwnChange { OwnChange(edits: challenge) }
 
     // Without a read of its own: the edit reads the game anyway, and names the item from that.
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {
+    mutating func resolveIds(_ context: AdminContext) {
         challenge = context.client.view?.memberId(challenge, in: ["challenges"]) ?? challenge
     }
 
@@ -416,7 +416,7 @@ struct AdminEditReward: AdminOperation {
     var ownChange: OwnChange { OwnChange(edits: reward) }
 
     // Without a read of its own: the edit reads the game anyway, and names the item from that.
-    mutating func resolveIds(_ context: AdminContext) throws(ClientError) {
+    mutating func resolveIds(_ context: AdminContext) {
         reward = context.client.view?.memberId(reward, in: ["rewards"]) ?? reward
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import JSON
-import UV
 import POSIXSupport
 
 /// Where `bq play` and `bq admin` write: whole lines, one writer at a time (the reader thread

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+@testable import EventLog
 
 /// Several games on one server: each has its own characters, version and subscribers.
 @Suite struct MultiGameTests {
@@ -115,5 +116,49 @@ import Testing
         try mainAgain.ok("adjust_points", ["delta": 1, "reason": "main moves"])
         #expect(try mainAgain.currentVersion() == mainVersion + 1)
         #expect(try g2Again.currentVersion() == g2Version)
+    }
+
+    /// A refusal waits behind the commits of the game it was decided in; a connection of
+    /// another game that claimed there is answered with them, and must get nothing of that
+    /// game's view (a friend's draft dare, say).
+    @Test func aRefusedClaimInAnotherGameShowsNothingOfIt() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.games = ["main", "g2"]
+            $0.busyTimeoutMilliseconds = 30_000
+        }
+        defer { try? server.stop() }
+        let g2Priya = try server.connect()
+        try g2Priya.ok("claim", ["character": "priya", "device": "priya-phone", "game": "g2"])
+        try g2Priya.ok("save_secret", ["title": "Secret of g2", "description": "only g2's priya may read this", "points": 25])
+        let g2Admin = try server.connect()
+        try g2Admin.signInAsAdmin(game: "g2")
+        try g2Admin.subscribe()  // so that g2's commits have an admin's patch to send
+        let g2Before = try g2Admin.currentVersion()
+
+        let watcher = try server.connect()
+        watcher.label = "main admin"
+        watcher.recordsLines = true
+        try watcher.signInAsAdmin()
+        try watcher.subscribe()
+        let mainVersion = watcher.mirrorVersion
+
+        // A g2 commit held on its way to disk, so that the claim's refusal waits behind it.
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let held = try g2Priya.send("save_secret", ["title": "Secret of g2", "description": "only g2's priya, still", "points": 50])
+        try #require(try g2Admin.waitUntilDecided(atVersion: g2Before + 1), "the g2 commit was never decided")
+        let claim = try watcher.send("claim", ["character": "priya", "device": "not-priyas", "game": "g2"])
+        try locker.executeForTesting("ROLLBACK")
+        #expect(try g2Priya.reply(to: held)["ok"] == true)
+
+        #expect(try watcher.reply(to: claim).errorCode == "already_claimed")
+        #expect(watcher.snapshots == 1 && watcher.mirrorVersion == mainVersion, "no push of g2's view reached main's subscriber")
+        #expect(!watcher.lines.contains { String(decoding: $0.raw, as: UTF8.self).contains("Secret of g2") })
+        try watcher.checkMirror(step: "after the refused claim")
+        #expect(watcher.problems == [])
     }
 }
