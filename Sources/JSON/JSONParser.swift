@@ -13,43 +13,18 @@
 public enum JSONParser {
     /// Parses one JSON text; whitespace around the value is allowed, anything else is an error.
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        let result = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer, maxDepth: maxDepth) }
-        }
-        if let result { return try result.get() }
-        return try parse(Array(bytes), maxDepth: maxDepth)
+        try parse(Array(bytes), maxDepth: maxDepth)
     }
 
-    /// Fast path for the framer's output.
+    /// The framer's output and the log's payloads: parsed in place, no copy.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        let result = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer, maxDepth: maxDepth) }
-        }
-        return try result.get()
-    }
-
-    /// Fast path for slices of a read buffer.
-    public static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        let result = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer, maxDepth: maxDepth) }
-        }
-        return try result.get()
+        var parser = Parser(bytes: bytes, maxDepth: maxDepth)
+        return try parser.parseDocument()
     }
 
     /// Convenience for text already in memory as a `String`.
     public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var text = text
-        let result = text.withUTF8 { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer, maxDepth: maxDepth) }
-        }
-        return try result.get()
-    }
-
-    // The buffer is borrowed from the caller for the duration of this call only; `Parser`
-    // never stores it beyond that.
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
-        var parser = Parser(bytes: buffer, maxDepth: maxDepth)
-        return try parser.parseDocument()
+        try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 }
 
@@ -72,15 +47,15 @@ private enum ASCII {
     static let upperE: UInt8 = 0x45
 }
 
-/// Single-use parsing state over a borrowed buffer (see `JSONParser.parse(buffer:maxDepth:)`).
+/// Single-use parsing state over one text.
 private struct Parser {
-    let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: [UInt8]
     let maxDepth: Int
     var pos = 0
     /// Reused for strings that contain escapes.
     var scratch: [UInt8] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -225,12 +200,10 @@ private struct Parser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
-        let count = literal.utf8CodeUnitCount
-        let expected = literal.utf8Start
-        for index in 0..<count {
+    private mutating func expectLiteral(_ literal: String) throws(JSONParseError) {
+        for expected in literal.utf8 {
             guard pos < bytes.count else { throw JSONParseError(kind: .unexpectedEnd, offset: pos) }
-            guard bytes[pos] == expected[index] else { throw unexpected(at: pos) }
+            guard bytes[pos] == expected else { throw unexpected(at: pos) }
             pos += 1
         }
     }
@@ -256,7 +229,7 @@ private struct Parser {
         while pos < bytes.count {
             let byte = bytes[pos]
             if byte == ASCII.quote {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
+                let text = String(decoding: bytes[start..<pos], as: UTF8.self)
                 pos += 1
                 return text
             }
@@ -271,7 +244,7 @@ private struct Parser {
         guard pos < bytes.count else { throw JSONParseError(kind: .unexpectedEnd, offset: pos) }
 
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<pos]))
+        scratch.append(contentsOf: bytes[start..<pos])
         while pos < bytes.count {
             let byte = bytes[pos]
             if byte == ASCII.quote {
@@ -288,7 +261,7 @@ private struct Parser {
             } else {
                 let sequenceStart = pos
                 try UTF8Validation.skipSequence(in: bytes, at: &pos)
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[sequenceStart..<pos]))
+                scratch.append(contentsOf: bytes[sequenceStart..<pos])
             }
         }
         throw JSONParseError(kind: .unexpectedEnd, offset: pos)
@@ -405,7 +378,7 @@ private struct Parser {
         if isInteger, let value = integer(from: integerStart, to: integerEnd, negative: negative) {
             return .int(value)
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
+        let text = String(decoding: bytes[start..<pos], as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             throw JSONParseError(kind: .numberOutOfRange, offset: start, byte: bytes[start])
         }

@@ -236,15 +236,14 @@ extension PatchOp {
     /// Appends the wire form as compact JSON with members in the order `op`, `path`, `value`,
     /// without building an intermediate `JSONValue`; for the patch fan-out hot path.
     public func write(to buffer: inout [UInt8], sortedKeys: Bool = false) {
-        let name: StaticString
+        let name: String
         let value: JSONValue?
         switch self {
         case .add(_, let payload): name = #"{"op":"add","path":"#; value = payload
         case .remove: name = #"{"op":"remove","path":"#; value = nil
         case .replace(_, let payload): name = #"{"op":"replace","path":"#; value = payload
         }
-        // A StaticString's bytes live in the binary's constant data for the whole process.
-        buffer.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        buffer.append(contentsOf: name.utf8)
         JSONValue.writeQuotedString(path, into: &buffer)
         if let value {
             buffer.append(contentsOf: #","value":"#.utf8)

@@ -82,14 +82,45 @@ extension JSONValue {
 
     /// Appends the escaped contents of `s` WITHOUT surrounding quotes: `"`, `\` and control
     /// characters are escaped (`\n \r \t \b \f`, others as `\u00XX`), all else is raw UTF-8.
+    /// Scanned through the string's own bytes as a `Span` (bounds-checked, no pointer); runs
+    /// without an escape are copied whole.
     public static func escapeString(_ s: String, into buffer: inout [UInt8]) {
-        let done: Void? = s.utf8.withContiguousStorageIfAvailable { bytes in
-            escape(bytes, into: &buffer)
+        let utf8 = s.utf8
+        let span = utf8.span
+        var runStart = 0
+        for index in 0..<span.count {
+            let byte = span[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
+            if runStart < index { appendRun(of: utf8, runStart..<index, to: &buffer) }
+            runStart = index + 1
+            buffer.append(0x5C)
+            switch byte {
+            case 0x22: buffer.append(0x22)
+            case 0x5C: buffer.append(0x5C)
+            case 0x0A: buffer.append(UInt8(ascii: "n"))
+            case 0x0D: buffer.append(UInt8(ascii: "r"))
+            case 0x09: buffer.append(UInt8(ascii: "t"))
+            case 0x08: buffer.append(UInt8(ascii: "b"))
+            case 0x0C: buffer.append(UInt8(ascii: "f"))
+            default:
+                buffer.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hexDigit(byte >> 4), hexDigit(byte & 0x0F)])
+            }
         }
-        if done == nil {
-            var copy = s
-            copy.withUTF8 { bytes in escape(bytes, into: &buffer) }
+        if runStart == 0 {
+            buffer.append(contentsOf: utf8)
+        } else if runStart < span.count {
+            appendRun(of: utf8, runStart..<span.count, to: &buffer)
         }
+    }
+
+    private static func appendRun(of utf8: String.UTF8View, _ offsets: Range<Int>, to buffer: inout [UInt8]) {
+        let start = utf8.index(utf8.startIndex, offsetBy: offsets.lowerBound)
+        let end = utf8.index(start, offsetBy: offsets.count)
+        buffer.append(contentsOf: utf8[start..<end])
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 0x30 + value : 0x61 + value - 10
     }
 
     /// Appends the decimal digits of `value` (no allocation).
@@ -104,42 +135,7 @@ extension JSONValue {
         buffer[start...].reverse()
     }
 
-    // `bytes` is the string's own UTF-8 storage, borrowed only for this call.
-    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
-        var runStart = 0
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
-            if runStart < index {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            }
-            runStart = index + 1
-            buffer.append(0x5C)
-            switch byte {
-            case 0x22: buffer.append(0x22)
-            case 0x5C: buffer.append(0x5C)
-            case 0x0A: buffer.append(UInt8(ascii: "n"))
-            case 0x0D: buffer.append(UInt8(ascii: "r"))
-            case 0x09: buffer.append(UInt8(ascii: "t"))
-            case 0x08: buffer.append(UInt8(ascii: "b"))
-            case 0x0C: buffer.append(UInt8(ascii: "f"))
-            default:
-                // Points into the binary's constant data, valid for the whole process.
-                let hexDigits: StaticString = "0123456789abcdef"
-                buffer.append(UInt8(ascii: "u"))
-                buffer.append(0x30)
-                buffer.append(0x30)
-                buffer.append(hexDigits.utf8Start[Int(byte >> 4)])
-                buffer.append(hexDigits.utf8Start[Int(byte & 0x0F)])
-            }
-        }
-        if runStart < bytes.count {
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-        }
-    }
-
-    // A StaticString's bytes live in the binary's constant data for the whole process.
-    private static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private static func appendASCII(_ text: String, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: text.utf8)
     }
 }

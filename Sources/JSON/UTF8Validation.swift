@@ -2,9 +2,8 @@
 /// encoded surrogates (U+D800...U+DFFF), code points above U+10FFFF and truncated sequences.
 enum UTF8Validation {
     /// Advances `offset` past the well-formed sequence whose lead byte (>= 0x80) is at `offset`.
-    /// The buffer is borrowed from the caller and only read during the call.
     @inline(__always)
-    static func skipSequence(in bytes: UnsafeBufferPointer<UInt8>, at offset: inout Int) throws(JSONParseError) {
+    static func skipSequence(in bytes: [UInt8], at offset: inout Int) throws(JSONParseError) {
         let lead = bytes[offset]
         let length: Int
         var secondLow: UInt8 = 0x80

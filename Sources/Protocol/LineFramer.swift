@@ -30,24 +30,17 @@ public struct LineFramer: Sendable {
 
     /// Consumes `bytes` and returns the lines they complete, in order.
     public mutating func feed(_ bytes: some Collection<UInt8>) -> [FramedLine] {
-        var output: [FramedLine] = []
-        let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            feed(buffer: buffer, into: &output)
-        }
-        if handled == nil {
-            Array(bytes).withUnsafeBufferPointer { buffer in feed(buffer: buffer, into: &output) }
-        }
-        return output
+        feed(Array(bytes))
     }
 
-    // `buffer` is the caller's storage, borrowed for this call only; slices are copied out.
-    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, into output: inout [FramedLine]) {
+    /// The same for a read buffer, without a copy.
+    public mutating func feed(_ bytes: [UInt8]) -> [FramedLine] {
+        var output: [FramedLine] = []
         var start = 0
-        while start < buffer.count {
-            var end = start
-            while end < buffer.count && buffer[end] != 0x0A { end += 1 }
-            let chunk = UnsafeBufferPointer(rebasing: buffer[start..<end])
-            let foundNewline = end < buffer.count
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            let chunk = bytes[start..<end]
+            let foundNewline = end < bytes.count
 
             if discarding {
                 if foundNewline { discarding = false }
@@ -64,6 +57,7 @@ public struct LineFramer: Sendable {
             }
             start = end + 1
         }
+        return output
     }
 
     /// Empty, or only JSON's insignificant whitespace (space, tab, carriage return): a line a

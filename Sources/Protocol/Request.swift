@@ -40,9 +40,12 @@ public struct Request: Sendable, Hashable {
     /// The game version the client expects, for mutations (compare-and-set).
     public var expect: Int?
     /// For a mutation with an `idem` key: every field but `id`, `idem` and `expect`,
-    /// canonically serialized (the same key with a different fingerprint is a
+    /// canonically serialized as UTF-8 (the same key with a different fingerprint is a
     /// different request). Empty for every other request.
-    public var fingerprint: String
+    public var canonicalBytes: [UInt8]
+
+    /// `canonicalBytes` as text.
+    public var fingerprint: String { String(decoding: canonicalBytes, as: UTF8.self) }
 }
 
 /// A request that could not be decoded: the reply still carries its id when it had a usable one.

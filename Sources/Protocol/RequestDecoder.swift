@@ -40,16 +40,14 @@ public enum RequestDecoder {
             expect = try args.optionalInt("expect", 0...Int.max)
         }
         // Only a keyed mutation is ever compared with an earlier request: skip the work otherwise.
-        var fingerprint = ""
+        var canonical: [UInt8] = []
         if idem != nil {
-            var canonical: [UInt8] = []
             canonical.reserveCapacity(256)
             // A retry may spell 5 as 5.0: the same request (the argument is the integer 5).
             let spelled = wholeNumbersAsIntegers(.object(fields))?.objectValue ?? fields
             JSONValue.writeSortedObject(spelled, omitting: { $0 == "id" || $0 == "idem" || $0 == "expect" }, into: &canonical)
-            fingerprint = String(decoding: canonical, as: UTF8.self)
         }
-        return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, fingerprint: fingerprint)
+        return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, canonicalBytes: canonical)
     }
 
     private static func operation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Operation {

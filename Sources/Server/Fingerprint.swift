@@ -12,12 +12,10 @@ struct Fingerprint: Hashable {
         self.low = low
     }
 
-    /// The first 128 bits of SHA-256 over `text`'s UTF-8 bytes, made without hex text in between,
-    /// which showed in profiles of keyed mutations.
-    init(digestOf text: String) {
-        var text = text
-        // Hashed where the string keeps its bytes: no copy into a `Data` for every keyed mutation.
-        let digest = text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+    /// The first 128 bits of SHA-256 over `bytes`, made without hex text in between, which
+    /// showed in profiles of keyed mutations.
+    init(digestOf bytes: [UInt8]) {
+        let digest = SHA256.hash(data: bytes)
         var high: UInt64 = 0
         var low: UInt64 = 0
         for (index, byte) in digest.prefix(16).enumerated() {
@@ -26,10 +24,11 @@ struct Fingerprint: Hashable {
         self.init(high: high, low: low)
     }
 
+    /// The same over `text`'s UTF-8 bytes.
+    init(digestOf text: String) { self.init(digestOf: Array(text.utf8)) }
+
     /// The 32 lower-case hex digits the log stores.
-    var hex: String {
-        withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Secrets.hex($0) }
-    }
+    var hex: String { Secrets.hex(bigEndianBytes(of: high) + bigEndianBytes(of: low)) }
 
     /// From the hex text the log stores. Text that is not 32 hex digits (the server never writes
     /// such) gets the digest of the text itself: it still matches only the very same text.
@@ -57,4 +56,9 @@ struct Fingerprint: Hashable {
         }
         return (high, low)
     }
+}
+
+/// The eight bytes of `word`, most significant first.
+func bigEndianBytes(of word: UInt64) -> [UInt8] {
+    (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * $0)) }
 }

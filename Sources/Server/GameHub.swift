@@ -132,7 +132,7 @@ final class GameHub {
         }
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
-        let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.fingerprint)
+        let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.canonicalBytes)
         if let key, let entry = idempotency.lookup(key.digest) {
             switch entry {
             case .done(let remembered, let version):

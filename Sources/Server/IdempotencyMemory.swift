@@ -116,12 +116,19 @@ struct KeyDigest: Hashable {
         return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
+    /// The text's bytes and their count (so that "ab"+"c" and "a"+"bc" differ), eight at a time.
     private static func combine(_ text: String, into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { bytes in
-            hasher.combine(bytes.count)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        let bytes = text.utf8.span
+        hasher.combine(bytes.count)
+        var word: UInt64 = 0
+        for index in 0..<bytes.count {
+            word = word << 8 | UInt64(bytes[index])
+            if index & 7 == 7 {
+                hasher.combine(word)
+                word = 0
+            }
         }
+        if bytes.count & 7 != 0 { hasher.combine(word) }
     }
 
     static let shardCount = 64

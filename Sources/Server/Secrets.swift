@@ -8,7 +8,7 @@ public enum Secrets {
     public static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
-        for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes += $0 } }
+        for _ in 0..<4 { bytes += bigEndianBytes(of: generator.next()) }
         return hex(bytes)
     }
 

@@ -248,15 +248,9 @@ class BenchDriverBase<Connection: BenchSocket> {
             connection.partial.removeAll(keepingCapacity: true)
         }
         var start = 0
-        data.withUnsafeBufferPointer { buffer in
-            var index = 0
-            while index < buffer.count {
-                if buffer[index] == 0x0A {
-                    if index > start { handleLine(connection, data[start..<index], now: now) }
-                    start = index + 1
-                }
-                index += 1
-            }
+        while let newline = data[start...].firstIndex(of: 0x0A) {
+            if newline > start { handleLine(connection, data[start..<newline], now: now) }
+            start = newline + 1
         }
         if start < data.count { connection.partial += data[start...] }
         connection.flush()
