@@ -1,4 +1,5 @@
 import Foundation
+import POSIXSupport
 
 /// Keeps a second server off a data directory that one is using. Two servers on one log would
 /// each decide commands against their own copy of the game, and the log's compare-and-set
@@ -41,39 +42,20 @@ final class DataDirectoryLock {
             throw busy(" (whose \(Self.fileName) was deleted)")
         }
         // The holder's process id, for the message above; the lock itself is the flock.
-        ftruncate(file, 0)
-        try? FileHandle(fileDescriptor: file, closeOnDealloc: false).write(contentsOf: Data("\(getpid())\n".utf8))
+        FileLock.write("\(getpid())\n", to: file)
     }
 
-    private enum Outcome {
-        /// An open descriptor of the path, with an exclusive `flock` on it.
-        case held(Int32)
-        /// Another process holds the lock.
-        case busy
-        /// The file system does not lock this.
-        case unsupported
-    }
-
-    private static func lock(_ path: String, flags: Int32) throws -> Outcome {
-        let descriptor = open(path, flags | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw ServerError.startup("Cannot open \(path): \(String(cString: strerror(errno)))")
+    private static func lock(_ path: String, flags: Int32) throws -> FileLock {
+        do {
+            return try FileLock.lockExclusively(path, flags: flags)
+        } catch {
+            throw ServerError.startup("Cannot \(error)")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let reason = errno
-            close(descriptor)
-            switch reason {
-            case EWOULDBLOCK: return .busy
-            case ENOTSUP, EINVAL, ENOLCK: return .unsupported
-            default: throw ServerError.startup("Cannot lock \(path): \(String(cString: strerror(reason)))")
-            }
-        }
-        return .held(descriptor)
     }
 
     /// Lets the next server in. Idempotent.
     func release() {
-        for descriptor in descriptors { close(descriptor) }
+        for descriptor in descriptors { FileLock.unlock(descriptor) }
         descriptors = []
     }
 

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import JSON
 import Views
+import POSIXSupport
 
 /// Start-up: each game's newest snapshot plus the events after it, and the seed
 /// for a game that has none.
@@ -47,9 +48,9 @@ public enum GameLoader {
     /// Reads and validates a seed file; the error names the file, the field and the problem.
     public static func readSeed(path: String) throws -> (content: SeedContent, hash: String) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            var isDirectory: ObjCBool = false
-            let reason = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
-                ? ": it is a directory" : access(path, R_OK) == 0 ? "" : ": " + String(cString: strerror(errno))
+            let isDirectory = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+            let reason = isDirectory
+                ? ": it is a directory" : readabilityError(of: path).map { ": " + $0 } ?? ""
             throw ServerError.startup("\(path): cannot read the seed file\(reason)")
         }
         return try parseSeed(Array(data), name: path)

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Logging
 import UV
+import POSIXSupport
 
 /// Start-up: what the server checks and makes in its data directory before it takes a
 /// connection (the seed, the directory and the log file with their modes, the admin key, the
@@ -94,8 +95,7 @@ extension GameServer {
 
     /// SQLite reports a full disk at open as an I/O error; say what it is.
     static func fullDiskHint(_ directory: String) -> String {
-        var stats = statvfs()
-        guard statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 else { return "" }
+        guard let free = availableBytes(at: directory), free < 1 << 20 else { return "" }
         return " (the disk holding \(directory) is full: free some space and start again)"
     }
 
@@ -128,11 +128,10 @@ extension GameServer {
     static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
         // Created with its final mode in one step (an empty file is a new database to SQLite):
         // no moment when another user could open it.
-        let descriptor = open(config.databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor >= 0 {
-            close(descriptor)
-        } else if errno != EEXIST {
-            throw ServerError.startup("Cannot create the event log \(config.databasePath): \(String(cString: strerror(errno)))")
+        do {
+            _ = try createEmptyFile(config.databasePath, mode: 0o600)
+        } catch {
+            throw ServerError.startup("Cannot create the event log \(config.databasePath): \(systemErrorText(error.code))")
         }
         for path in [config.dataDirectory, config.databasePath] {
             if let mode = Self.modeOthersMayRead(path) {

@@ -1,6 +1,7 @@
 import Client
 import Foundation
 import JSON
+import POSIXSupport
 
 /// `bq bench load --client-library`: the same shape and mix driven through the Client library
 /// that `bq play` and `bq admin` use. Each connection is a blocking `GameClient` (with its own

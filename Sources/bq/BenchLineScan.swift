@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import POSIXSupport
 #endif
 
 /// Reads the few fields the load driver needs straight out of a server line, without building
@@ -69,8 +70,4 @@ enum BenchLineScan {
 
 /// Nanoseconds on the monotonic clock.
 @inline(__always)
-func benchNow() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+func benchNow() -> UInt64 { monotonicNanoseconds() }

@@ -1,15 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import POSIXSupport
 #endif
 
-/// User plus system CPU seconds this process has used so far.
-func processCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-}
 
 /// CPU time and memory of another process, read from /proc (Linux only).
 enum ProcStats {

@@ -75,8 +75,8 @@ struct PlayDeviceFile {
         // The last-seen view's temporaries too (PlayLastSeen.swift): each holds a whole view.
         for prefix in [file + ".new-", file + ".seen.new-"] {
             for name in names where name.hasPrefix(prefix) {
-                guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-                unlink((directory as NSString).appendingPathComponent(name))
+                guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), processHasEnded(pid) else { continue }
+                removeFile((directory as NSString).appendingPathComponent(name))
             }
         }
     }

@@ -28,10 +28,7 @@ final class Terminal: @unchecked Sendable {
     /// The terminal's width when output goes to one (else `COLUMNS`, else nil: no limit, so a
     /// pipe gets whole rows).
     static var columns: Int? {
-        var size = winsize()
-        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
-            return Int(size.ws_col)
-        }
+        if let columns = TerminalIO.columns { return columns }
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
@@ -85,10 +82,7 @@ final class Terminal: @unchecked Sendable {
             writeOut(prompt)
         }
         while true {
-            var byte: UInt8 = 0
-            let count = read(STDIN_FILENO, &byte, 1)
-            if count < 0, errno == EINTR { continue }
-            guard count == 1 else {
+            guard let byte = TerminalIO.readByte() else {
                 finishEditing()
                 return nil
             }
@@ -138,9 +132,8 @@ final class Terminal: @unchecked Sendable {
             return (action, after.edit.isAwaitingEscape)
         }
         if awaitingEscape {
-            var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
             // A key's sequence comes whole even over a slow link; a person's next key is slower.
-            if poll(&input, 1, 100) == 0 { lock.withLock { editing?.edit.escapeAlone() } }
+            if !TerminalIO.inputArrives(within: 100) { lock.withLock { editing?.edit.escapeAlone() } }
         }
         return action
     }
@@ -205,27 +198,22 @@ final class Terminal: @unchecked Sendable {
     /// terminal is always given back as it was. nil at the end of input or on Ctrl-C.
     func readSecretLine() -> String? {
         guard Self.stdinIsTerminal else { return Swift.readLine(strippingNewline: true) }
-        var saved = termios()
-        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return Swift.readLine(strippingNewline: true) }
-        var raw = saved
-        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
-        defer {
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-            line()  // the newline the person typed was not shown either
-        }
-        var typed: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(STDIN_FILENO, &byte, 1) == 1 {
-            switch byte {
-            case 0x03: return nil                                    // Ctrl-C
-            case 0x04: if typed.isEmpty { return nil }               // Ctrl-D on an empty line
-            case 0x0A, 0x0D: return String(decoding: typed, as: UTF8.self)
-            case 0x7F, 0x08: if !typed.isEmpty { typed.removeLast() } // backspace
-            default: typed.append(byte)
+        let typed = TerminalIO.withoutEcho { () -> String? in
+            defer { line() }  // the newline the person typed was not shown either
+            var typed: [UInt8] = []
+            while let byte = TerminalIO.readByte() {
+                switch byte {
+                case 0x03: return nil                                    // Ctrl-C
+                case 0x04: if typed.isEmpty { return nil }               // Ctrl-D on an empty line
+                case 0x0A, 0x0D: return String(decoding: typed, as: UTF8.self)
+                case 0x7F, 0x08: if !typed.isEmpty { typed.removeLast() } // backspace
+                default: typed.append(byte)
+                }
             }
+            return nil
         }
-        return nil
+        guard let typed else { return Swift.readLine(strippingNewline: true) }
+        return typed
     }
 
     /// Asks a yes/no question and reads the answer (no unless `y` or `yes`). The question is

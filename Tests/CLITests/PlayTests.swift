@@ -76,6 +76,23 @@ import Testing
         #expect(theo.finish() == 0)
     }
 
+    /// At a terminal the PIN is typed unseen, and the terminal is given back as it was.
+    @Test func aPinTypedAtATerminalIsNotShown() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let first = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"], home: try makeTemporaryDirectory())
+        #expect(first.status == 0, "\(first.err)")
+        let theo = try TerminalProcess(["play", "--no-color"] + server.address, home: try makeTemporaryDirectory())
+        #expect(theo.screen.waitFor("Claimed on other devices: theo"), "\(theo.screen.text)")
+        theo.type("theo\r")
+        #expect(theo.screen.waitFor("PIN for theo (empty to choose another):"), "\(theo.screen.text)")
+        theo.type("3390\r")
+        #expect(theo.screen.waitFor("You are now Theo (friend)."), "\(theo.screen.text)")
+        #expect(!theo.screen.text.contains("3390"), "\(theo.screen.text)")
+        theo.type("quit\r")
+        #expect(theo.waitForExit() == 0)
+    }
+
     @Test func anotherPlayersChangeAppearsWithoutInput() throws {
         let server = try ServerProcess()
         defer { server.stop() }

@@ -1,0 +1,43 @@
+import Glibc
+
+/// Standard input and output as a terminal: its width, and its bytes one at a time.
+/// Called from the thread that reads input (the main thread of `bq play` and the console);
+/// the structs handed to the kernel are locals, borrowed for each call.
+public enum TerminalIO {
+    /// The width of the terminal standard output goes to; nil when it goes elsewhere.
+    public static var columns: Int? {
+        var size = winsize()
+        guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    /// The next byte of standard input, waiting for it; nil at its end or on an error.
+    public static func readByte() -> UInt8? {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count == 1 { return byte }
+            if count < 0, errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Whether a byte arrives on standard input within `milliseconds`.
+    public static func inputArrives(within milliseconds: Int32) -> Bool {
+        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        return poll(&input, 1, milliseconds) != 0
+    }
+
+    /// Runs `body` with the terminal's echo, line editing and signal keys off (a PIN being
+    /// typed: Ctrl-C arrives as a byte), and gives the terminal back as it was, whatever `body`
+    /// does; nil, without running `body`, when standard input's settings cannot be read.
+    public static func withoutEcho<T>(_ body: () -> T) -> T? {
+        var saved = termios()
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
+        defer { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+        return body()
+    }
+}
