@@ -33,7 +33,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut: "\(operation): timed out"
         case .closed: "\(operation): socket is closed"
         case .badAddress: "\(operation): \(detail.isEmpty ? "not an IP address or a host name that resolves" : detail)"
-        case .system(let code): "\(operation): \(String(cString: strerror(code))) (errno \(code))"
+        case .system(let code): "\(operation): \(systemErrorText(code)) (errno \(code))"
         case .lineTooLong: "\(operation): \(detail)"
         }
     }

@@ -21,7 +21,7 @@ public enum PrivateFile {
         unlink(temporary)  // left by a writer that was killed while writing
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw PrivateFileError("Cannot create \(temporary): \(String(cString: strerror(errno)))")
+            throw PrivateFileError("Cannot create \(temporary): \(systemErrorText(errno))")
         }
         let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
@@ -32,7 +32,7 @@ public enum PrivateFile {
             throw PrivateFileError("Cannot write \(temporary): \(error.localizedDescription)")
         }
         guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = systemErrorText(errno)
             unlink(temporary)
             throw PrivateFileError("Cannot rename \(temporary) to \(path): \(reason)")
         }

@@ -16,7 +16,7 @@ public struct AddressError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         guard case .resolver(let status, let number) = kind else { return detail }
-        let reason = status == EAI_SYSTEM ? String(cString: strerror(number)) : String(cString: gai_strerror(status))
+        let reason = status == EAI_SYSTEM ? systemErrorText(number) : String(cString: gai_strerror(status))
         return "\(detail): \(reason)"
     }
 }
