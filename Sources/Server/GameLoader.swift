@@ -48,7 +48,9 @@ public enum GameLoader {
     /// Reads and validates a seed file; the error names the file, the field and the problem.
     public static func readSeed(path: String) throws -> (content: SeedContent, hash: String) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let isDirectory = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+            // Through symbolic links, as the read itself went.
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let isDirectory = (try? FileManager.default.attributesOfItem(atPath: target))?[.type] as? FileAttributeType == .typeDirectory
             let reason = isDirectory
                 ? ": it is a directory" : readabilityError(of: path).map { ": " + $0 } ?? ""
             throw ServerError.startup("\(path): cannot read the seed file\(reason)")
