@@ -31,13 +31,15 @@ public enum TerminalIO {
     /// Runs `body` with the terminal's echo, line editing and signal keys off (a PIN being
     /// typed: Ctrl-C arrives as a byte), and gives the terminal back as it was, whatever `body`
     /// does; nil, without running `body`, when standard input's settings cannot be read.
+    /// Both switches take effect at once and drop nothing typed: keys typed ahead are read in
+    /// order (a flush here lost a PIN typed as soon as its question showed).
     public static func withoutEcho<T>(_ body: () -> T) -> T? {
         var saved = termios()
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
-        defer { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        defer { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
         return body()
     }
 }

@@ -195,8 +195,7 @@ final class PlaySession: @unchecked Sendable {
                     return .refused
                 }
                 if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
-                    terminal.ask("PIN for \(id) (empty to choose another): ")
-                    guard let answer = terminal.readSecretLine() else { return .refused }
+                    guard let answer = terminal.readSecretLine(asking: "PIN for \(id) (empty to choose another): ") else { return .refused }
                     if !answer.isEmpty {
                         pinToTry = answer
                         continue

@@ -196,9 +196,15 @@ final class Terminal: @unchecked Sendable {
     /// A line typed without being shown (a PIN), when a person is at a terminal: read a byte at
     /// a time with echo, line editing and signals off, so that Ctrl-C cancels at once and the
     /// terminal is always given back as it was. nil at the end of input or on Ctrl-C.
-    func readSecretLine() -> String? {
-        guard Self.stdinIsTerminal else { return Swift.readLine(strippingNewline: true) }
+    /// `question` is asked once echo is off, so that nothing typed as soon as it shows is seen
+    /// or lost.
+    func readSecretLine(asking question: String) -> String? {
+        guard Self.stdinIsTerminal else {
+            ask(question)
+            return Swift.readLine(strippingNewline: true)
+        }
         let typed = TerminalIO.withoutEcho { () -> String? in
+            ask(question)
             defer { line() }  // the newline the person typed was not shown either
             var typed: [UInt8] = []
             while let byte = TerminalIO.readByte() {
@@ -212,7 +218,10 @@ final class Terminal: @unchecked Sendable {
             }
             return nil
         }
-        guard let typed else { return Swift.readLine(strippingNewline: true) }
+        guard let typed else {
+            ask(question)
+            return Swift.readLine(strippingNewline: true)
+        }
         return typed
     }
 
