@@ -269,8 +269,6 @@ public final class BlockingLineSocket: @unchecked Sendable {
     }
 
     private static func monotonicMilliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+        Int(monotonicNanoseconds() / 1_000_000)
     }
 }
