@@ -13,9 +13,23 @@ extension EventStore {
     /// that request `.conflict` and writes nothing of it, the others still commit. If any write or
     /// the COMMIT fails, the transaction is rolled back and every request gets `.failed`, or
     /// `.uncertain` when a failed COMMIT may yet reappear after a crash and that could not be
-    /// settled (see `settleFailedCommit`).
+    /// settled (see `settleFailedCommit`). A request fenced off by an earlier failure of its
+    /// epoch (see `AppendRequest.epoch`) gets `.failed` and writes nothing; the others still commit.
     public func append(batch: [AppendRequest]) -> [AppendResult] {
+        let results = appendUnfenced(batch)
+        for (request, result) in zip(batch, results) {
+            if case .committed = result { continue }
+            fence(request)
+        }
+        return results
+    }
+
+    private func appendUnfenced(_ batch: [AppendRequest]) -> [AppendResult] {
         guard !batch.isEmpty else { return [] }
+        // A batch decided wholly before a failure it could not know of (the usual shape) does
+        // not wait for the write lock only to be refused.
+        let fenced = batch.compactMap(fencedOff)
+        if fenced.count == batch.count { return fenced.map { .failed($0) } }
         if options.readOnly {
             let error = StorageError(code: SQLITE_READONLY, message: "the store was opened read-only")
             return batch.map { _ in .failed(error) }
@@ -38,12 +52,14 @@ extension EventStore {
                     current = try version(game: request.game)
                 }
                 versions[request.game] = current
-                if let problem = validate(request) {
+                if let problem = validate(request) ?? fencedOff(request) {
                     results.append(.failed(problem))
+                    fence(request)
                     continue
                 }
                 guard request.expected == current else {
                     results.append(.conflict(expected: request.expected, actual: current))
+                    fence(request)
                     continue
                 }
                 let after = try write(request)
@@ -75,6 +91,18 @@ extension EventStore {
             return .misuse("snapshot version \(snapshot.version) is outside 1...\(after)")
         }
         return nil
+    }
+
+    private func fencedOff(_ request: AppendRequest) -> StorageError? {
+        guard let epoch = request.epoch, let fenced = fencedEpochs[request.game], epoch <= fenced else { return nil }
+        return StorageError(code: SQLITE_ABORT, message: "not written: a request of game \"\(request.game)\" "
+            + "decided before this one failed (epoch \(epoch), fenced through \(fenced))")
+    }
+
+    /// Fences off the rest of a failed request's epoch, within this batch too.
+    private func fence(_ request: AppendRequest) {
+        guard let epoch = request.epoch else { return }
+        fencedEpochs[request.game] = max(fencedEpochs[request.game] ?? 0, epoch)
     }
 
     /// Inserts the request's rows at versions `expected + 1 ...`; returns the version after.

@@ -17,6 +17,9 @@ public final class EventStore {
     /// commit that succeeds writes them (at most `maxUnrecordedFailures`, the last the latest).
     var unrecordedFailures: [(at: Int64, error: String)] = []
     static let maxUnrecordedFailures = 100
+    /// Per game, the highest epoch of a request that failed or conflicted: later requests of
+    /// that epoch or an earlier one are refused unwritten (see `AppendRequest.epoch`).
+    var fencedEpochs: [String: UInt64] = [:]
     /// The file's schema: the current one, except for a read-only store on a file that only
     /// `bq serve` will migrate (reads then use that schema's tables).
     private(set) var schemaVersion = Schema.currentVersion

@@ -88,14 +88,23 @@ public struct AppendRequest: Sendable {
     public var idempotency: [IdempotencyRecord]
     /// Written in the same transaction if present; its version must be in `1 ... expected + events.count`.
     public var snapshot: Snapshot?
+    /// For a caller that decides requests on top of others still on their way to disk. Once a
+    /// request of a game with an epoch fails or conflicts, the store refuses (`.failed`, nothing
+    /// written) every later request of that game whose epoch is not higher: they were decided
+    /// on a state that did not become durable. The version check alone does not catch one
+    /// decided behind a failed request without events (a keyed command that changed nothing:
+    /// its record failed, but the version it expected is still the game's). The caller moves
+    /// to a higher epoch once it has learned of the failure. nil: each request stands alone.
+    public var epoch: UInt64?
 
     public init(game: String, expected: Int64, events: [NewEvent],
-                idempotency: [IdempotencyRecord] = [], snapshot: Snapshot? = nil) {
+                idempotency: [IdempotencyRecord] = [], snapshot: Snapshot? = nil, epoch: UInt64? = nil) {
         self.game = game
         self.expected = expected
         self.events = events
         self.idempotency = idempotency
         self.snapshot = snapshot
+        self.epoch = epoch
     }
 }
 

@@ -31,6 +31,10 @@ final class GameHub {
     /// connection's reads wait for its earlier replies.
     var rebuilding: [ObjectIdentifier: PendingResume] = [:]
     private var nextSeq: UInt64 = 0
+    /// Sent with every append; a failed commit moves it on. The writer refuses what was decided
+    /// before the failure was known here (`AppendRequest.epoch`), so that what `failAll`
+    /// answers as not committed cannot commit behind the failure.
+    private var epoch: UInt64 = 0
     private var lastSnapshotVersion: Int
     unowned let server: GameServer
     /// Commits whose patches and replies go out at the end of this loop turn.
@@ -238,7 +242,8 @@ final class GameHub {
             snapshot = try Codec.snapshot(speculative)
             lastSnapshotVersion = speculative.version
         }
-        let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records, snapshot: snapshot)
+        let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records,
+                                    snapshot: snapshot, epoch: epoch)
         server.append(request, game: name, seq: entry.seq)
     }
 
@@ -283,8 +288,8 @@ final class GameHub {
     /// The writer's answer for one command, on the loop thread.
     func completed(seq: UInt64, result: AppendResult) {
         guard let head = pending.elements.first(where: \.goesToLog), head.seq == seq else {
-            // A command dropped after an earlier failure: it was decided on a state
-            // that never became durable, so the compare-and-set must have refused it.
+            // A command dropped after an earlier failure: it was decided before that failure
+            // was known here, so the writer must have refused it (its epoch is fenced off).
             if case .committed = result {
                 server.logger.critical("a dropped command committed", metadata: ["game": "\(name)", "seq": "\(seq)"])
             }
@@ -330,6 +335,7 @@ final class GameHub {
     /// failed ones (nil: `error` does, as when the log and this copy of it disagree).
     private func failAll(_ error: ProtocolError, undecided: ProtocolError? = nil) {
         let failed = pending.removeAll()
+        epoch += 1
         speculative = durable
         lastSnapshotVersion = min(lastSnapshotVersion, durable.version)
         var retry: [Waiter] = []

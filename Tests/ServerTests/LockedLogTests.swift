@@ -136,6 +136,55 @@ import Testing
         #expect(verify.ending == .exited(0), "\(verify.stdout)")
     }
 
+    /// A keyed command that changes nothing writes only its record, at the version it found. A
+    /// change decided behind it expects that same version, so when the record's commit fails
+    /// the version check alone would let the change commit after it was answered "nothing was
+    /// committed" (and the server's copy of the game would then be behind its log).
+    @Test func aChangeDecidedBehindAFailedNoOpNeverCommitsAfterItsRefusal() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // Long enough for the change to reach the writer while the no-op still waits for the lock.
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 400 }
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        let other = try server.connect()
+        try other.signInAsAdmin()
+        let watcher = try server.connect()
+        try watcher.signInAsAdmin()
+        try watcher.subscribe()
+        let day = try #require(try admin.ok("state")["result"]?["state"]?["game"]?["day"])
+        let versionBefore = try admin.currentVersion()
+
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let noOp = try admin.send("set_day", ["day": day, "idem": "same-day"])
+        // A round trip, so that the no-op is with the writer before the change is decided.
+        _ = try watcher.ok("whoami")
+        let change = try other.send("adjust_points", ["delta": 5, "reason": "behind the no-op", "idem": "behind"])
+        #expect(try admin.reply(to: noOp).errorCode == "unavailable")
+        // The lock goes while the change may still be on its way to the writer.
+        try locker.executeForTesting("ROLLBACK")
+        let answer = try other.reply(to: change)
+        let committed = answer["ok"] == .bool(true)
+        #expect(committed || answer.errorCode == "unavailable", "\(answer.serialized())")
+
+        // The game goes on: nothing the server answered differs from its log.
+        let next = try admin.ok("adjust_points", ["delta": 1, "reason": "afterwards"])
+        #expect(next.versionNumber == versionBefore + (committed ? 2 : 1))
+        let events = try admin.allEvents()
+        #expect(events.map(\.versionNumber) == Array(1...(versionBefore + (committed ? 2 : 1))))
+        #expect(events.filter { $0["data"]?["reason"] == "behind the no-op" }.count == (committed ? 1 : 0),
+                "the change is in the log exactly when it was answered ok")
+        try watcher.checkMirror(step: "after the failed no-op")
+        #expect(admin.problems + other.problems + watcher.problems == [])
+        try server.stop()
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(0), "\(verify.stdout)")
+    }
+
     /// A second tap decided while the first is on its way to disk would be refused as already
     /// done; if the first then fails, that refusal would describe a state that never was.
     @Test func aRefusalDecidedOnAChangeThatFailsSaysNothingWasDecided() throws {
