@@ -170,6 +170,12 @@ private struct Decider {
             let newID = nextFreeID(prefix: "c", from: regular + 1) { state.challenges[$0] != nil }
             return [.challengeSaved(challenge: newID, fields: fields, created: true)]
         }
+        // Saving a challenge as it stands changes nothing, and so commits nothing.
+        if let challenge = state.challenges[id], challenge.title == fields.title, challenge.description == fields.description,
+           challenge.optionB == fields.optionB, challenge.points == fields.points,
+           challenge.difficulty == fields.difficulty, challenge.category == fields.category {
+            return []
+        }
         return [.challengeSaved(challenge: id, fields: fields, created: false)]
     }
 
@@ -260,6 +266,12 @@ private struct Decider {
             }
             let newID = nextFreeID(prefix: "r", from: state.rewards.count + 1) { state.rewards[$0] != nil }
             return [.rewardSaved(reward: newID, fields: fields, created: true)]
+        }
+        // Saving a reward as it stands (an edit without content keeps it) changes nothing.
+        if let reward = state.rewards[id], reward.from == fields.from, reward.fromCharacter == fields.fromCharacter,
+           reward.title == fields.title, reward.teaser == fields.teaser, reward.type == fields.type,
+           reward.cost == fields.cost, fields.content.map({ $0 == reward.content }) ?? true {
+            return []
         }
         return [.rewardSaved(reward: id, fields: fields, created: false)]
     }

@@ -115,6 +115,21 @@ import Testing
         #expect(after.state.challenges.count == 15)
     }
 
+    @Test func savingAChallengeAsItStandsCommitsNothing() {
+        let edited = given().when(sam, .saveChallenge(id: "c03", Self.fields))
+            .then([.challengeSaved(challenge: "c03", fields: Self.fields, created: false)])
+        edited.when(admin, .saveChallenge(id: "c03", Self.fields)).thenNothingHappens()
+        // Any one field that differs is a change.
+        var fields = Self.fields
+        fields.points += 1
+        edited.when(sam, .saveChallenge(id: "c03", fields)).then([.challengeSaved(challenge: "c03", fields: fields, created: false)])
+        fields = Self.fields
+        fields.optionB = nil
+        edited.when(sam, .saveChallenge(id: "c03", fields)).then([.challengeSaved(challenge: "c03", fields: fields, created: false)])
+        // Adding is never a no-op, even with the fields of an existing challenge.
+        edited.when(sam, .saveChallenge(id: nil, Self.fields)).then([.challengeSaved(challenge: "c16", fields: Self.fields, created: true)])
+    }
+
     @Test func aCompletedChallengeIsNotEdited() {
         given(.challengeCompleted(challenge: "c03", option: .a, proof: .done, forced: false, points: 60))
             .when(sam, .saveChallenge(id: "c03", Self.fields))
@@ -159,7 +174,9 @@ import Testing
         #expect(full.state.challenges.count == Limits.maxChallenges)
         full.when(sam, .saveChallenge(id: nil, Self.fields))
             .thenRejected(.badRequest, "A game holds at most 100 challenges (dares aside); edit one instead")
-        full.when(sam, .saveChallenge(id: "c42", Self.fields)).then([.challengeSaved(challenge: "c42", fields: Self.fields, created: false)])
+        var edit = Self.fields
+        edit.title = "Skinny dip at dawn"
+        full.when(sam, .saveChallenge(id: "c42", edit)).then([.challengeSaved(challenge: "c42", fields: edit, created: false)])
         full.when(priya, .saveSecret(title: "Dance", description: "On the table", points: 50))
             .then([.secretSaved(challenge: "dare-priya", author: "priya", title: "Dance", description: "On the table", points: 50)])
     }
@@ -178,7 +195,9 @@ import Testing
         let full = (10...Limits.maxRewards).reduce(given()) { $0.and(.rewardSaved(reward: "r\($1)", fields: Self.fields, created: true)) }
         #expect(full.state.rewards.count == Limits.maxRewards)
         full.when(sam, .saveReward(id: nil, Self.fields)).thenRejected(.badRequest, "A game holds at most 100 rewards; edit one instead")
-        full.when(sam, .saveReward(id: "r42", Self.fields)).then([.rewardSaved(reward: "r42", fields: Self.fields, created: false)])
+        var edit = Self.fields
+        edit.title = "A Red Jumper"
+        full.when(sam, .saveReward(id: "r42", edit)).then([.rewardSaved(reward: "r42", fields: edit, created: false)])
     }
 
     @Test(arguments: [sam, admin])
@@ -206,6 +225,24 @@ import Testing
         #expect(reward?.title == "A Jumper" && reward?.type == .video && reward?.cost == 100)
         #expect(reward?.content == before.state.rewards["r02"]?.content)
         #expect(reward?.order == before.state.rewards["r02"]?.order)
+    }
+
+    @Test func savingARewardAsItStandsCommitsNothing() {
+        let edited = given().when(sam, .saveReward(id: "r02", Self.fields))
+            .then([.rewardSaved(reward: "r02", fields: Self.fields, created: false)])
+        edited.when(sam, .saveReward(id: "r02", Self.fields)).thenNothingHappens()
+        var fields = Self.fields
+        fields.content = nil    // an edit without content keeps it: still nothing to change
+        edited.when(admin, .saveReward(id: "r02", fields)).thenNothingHappens()
+        fields = Self.fields
+        fields.content = RewardContent(text: "It is blue", urls: [])
+        edited.when(sam, .saveReward(id: "r02", fields)).then([.rewardSaved(reward: "r02", fields: fields, created: false)])
+        fields = Self.fields
+        fields.cost = 101
+        edited.when(sam, .saveReward(id: "r02", fields)).then([.rewardSaved(reward: "r02", fields: fields, created: false)])
+        fields = Self.fields
+        fields.fromCharacter = "priya"
+        edited.when(sam, .saveReward(id: "r02", fields)).then([.rewardSaved(reward: "r02", fields: fields, created: false)])
     }
 
     @Test func anUnlockedRewardIsNotEdited() {
