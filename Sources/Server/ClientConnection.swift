@@ -309,7 +309,7 @@ final class ClientConnection {
     }
 
     private func resumeReadingIfIdle() {
-        if readingPaused, !readingStopped, !isClosing, waiting.count + slots.count < server.config.limits.maxPendingRequests / 2,
+        if readingPaused, !readingStopped, !isClosing, waiting.count + slots.count <= server.config.limits.maxPendingRequests / 2,
            tcp.queuedWriteBytes <= server.config.limits.maxQueuedBytes {
             readingPaused = false
             tcp.startReading()

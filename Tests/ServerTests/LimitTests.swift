@@ -23,6 +23,23 @@ import POSIXSupport
         try server.stop()
     }
 
+    /// Reading pauses at the limit and resumes once half of it is answered; with a limit of 1
+    /// that half is nothing at all, which must still resume.
+    @Test(arguments: [1, 2, 3])
+    func pipelinedRequestsPastThePendingLimitAreAllAnswered(limit: Int) throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.limits.maxPendingRequests = limit }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        let batch = (1...6).map { #"{"id": \#($0), "op": "adjust_points", "delta": 1, "reason": "pipelined"}"# }
+        try admin.sendRaw(Array((batch.joined(separator: "\n") + "\n").utf8))
+        let replies = try (1...6).map { _ in try admin.nextReply() }
+        #expect(replies.map { $0["ok"] } == Array(repeating: .bool(true), count: 6), "\(replies.map { $0.serialized() })")
+        #expect(try admin.ok("state")["result"]?["state"]?["game"]?["points"] == 6)
+        try server.stop()
+    }
+
     @Test func requestsOverTheRateAreRateLimited() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
