@@ -29,7 +29,7 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxQueuedBytes = 1 << 20
     /// Requests read from one connection but not yet answered before the server stops reading from it.
     public var maxPendingRequests = 1_024
-    /// Seconds without a request before `bye` `idle_timeout`; 0 turns it off.
+    /// Seconds in which a connection sent no bytes at all before `bye` `idle_timeout`; 0 turns it off.
     public var idleTimeoutSeconds = 0
     /// Nesting depth of a request's JSON.
     public var maxJSONDepth = 32

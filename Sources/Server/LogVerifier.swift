@@ -15,18 +15,19 @@ public enum LogVerifier {
         public var isClean: Bool { problems.isEmpty }
     }
 
-    public static func verify(path: String) throws -> Report {
+    /// `idempotencyWindow`: the server's; a key used again once it was forgotten commits again.
+    public static func verify(path: String, idempotencyWindow: Int = ServerConfig().idempotencyWindow) throws -> Report {
         let store = try EventStore(path: path, options: StoreOptions(readOnly: true))
         defer { store.close() }
         var report = Report()
         (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()
         for game in try store.games() {
-            try verify(game: game, store: store, into: &report)
+            try verify(game: game, store: store, idempotencyWindow: idempotencyWindow, into: &report)
         }
         return report
     }
 
-    static func verify(game: String, store: EventStore, into report: inout Report) throws {
+    static func verify(game: String, store: EventStore, idempotencyWindow: Int, into report: inout Report) throws {
         let snapshots = Dictionary(uniqueKeysWithValues: try store.snapshots(game: game).map { (Int($0.version), $0) })
         var state = GameState()
         var after: Int64 = 0
@@ -65,11 +66,16 @@ public enum LogVerifier {
         for version in snapshots.keys where version > state.version {
             report.problems.append("\(game): a snapshot at version \(version) is past the last event (\(state.version))")
         }
-        var seen = Set<String>()
+        // A key is remembered for the window's events after its record; used again later, it
+        // is a new request and commits again.
+        var lastSeen: [String: Int64] = [:]
         for record in try store.idempotencyRecords(game: game) {
-            if !seen.insert(record.identity + "\u{0}" + record.key).inserted {
-                report.problems.append("\(game): idempotency key \"\(record.key)\" of \(record.identity) appears twice")
+            let owned = record.identity + "\u{0}" + record.key
+            if let earlier = lastSeen[owned], record.version - earlier < Int64(idempotencyWindow) {
+                report.problems.append("\(game): idempotency key \"\(record.key)\" of \(record.identity) appears twice, "
+                    + "at versions \(earlier) and \(record.version)")
             }
+            lastSeen[owned] = record.version
             if record.version > Int64(state.version) || record.version < 1 {
                 report.problems.append("\(game): idempotency key \"\(record.key)\" names version \(record.version), outside 1...\(state.version)")
             }

@@ -11,7 +11,7 @@ struct VerifyCommand: ParsableCommand {
         let config = try options.load(command: "verify")
         let report: LogVerifier.Report
         do {
-            report = try LogVerifier.verify(path: config.databasePath)
+            report = try LogVerifier.verify(path: config.databasePath, idempotencyWindow: config.idempotencyWindow)
         } catch {
             print("verify: cannot read \(config.databasePath): \(error)")
             throw ExitCode(2)
