@@ -100,14 +100,27 @@ final class LiveNews: @unchecked Sendable {
                 return (held, committed)
             }
             guard let batch else { return printed }
+            // The replies told the balance after the person's own changes: news from before
+            // them that ends with its own balance would leave an older one on screen.
+            let newestOwn = batch.owns.map(\.version).max() ?? 0
+            var toldOlderBalance = false
             for (heldVersion, heldView) in batch.views {
                 let toldBefore = lock.withLock { self.version }
                 // The person's own changes that this view is the first to hold.
                 let own = OwnChange(merging: batch.owns.filter { $0.version > toldBefore && $0.version <= heldVersion }.map(\.change))
-                if let lines = lines(upTo: heldVersion, view: heldView, own: own) {
-                    print(lines)
-                    printed = true
+                guard var lines = lines(upTo: heldVersion, view: heldView, own: own) else { continue }
+                if heldVersion < newestOwn {
+                    let balance = PlayView(json: heldView, style: style).pointsLine()
+                    if lines.contains(balance) {
+                        lines.removeAll { $0 == balance }
+                        toldOlderBalance = true
+                    }
                 }
+                if !lines.isEmpty { print(lines) }
+                printed = true
+            }
+            if toldOlderBalance, let newest = batch.views.last {
+                print([PlayView(json: newest.view, style: style).pointsLine()])
             }
         }
     }

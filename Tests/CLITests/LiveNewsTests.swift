@@ -29,6 +29,34 @@ import Testing
         #expect(!mia.output.text.contains("in all"), "live, one adjustment beside a completion is not a sum: \(mia.output.text)")
     }
 
+    /// Someone else's change that committed before the person's own is told after the reply:
+    /// the balance it ends with must not be older than the one the reply gave.
+    @Test func newsOlderThanTheOwnChangeEndsWithTheCurrentBalance() throws {
+        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        let fake = Self.miaServer(answering: "complete_challenge") { id in
+            [["push": "patch", "from": 1, "to": 2, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 20],
+                 ["op": "replace", "path": "/game/earned", "value": 20]]],
+             ["push": "patch", "from": 2, "to": 3, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 55],
+                 ["op": "replace", "path": "/game/earned", "value": 55],
+                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                 ["op": "add", "path": "/timeline/-", "value": entry]]],
+             ["id": id, "ok": true, "version": 3, "result": ["challenge": "c02", "points": 55]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"],
+                                home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c02 done")
+        #expect(mia.output.waitFor("Points: 55 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +20 ✦"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        let balances = mia.output.text.split(separator: "\n").filter { $0.contains("Points: ") }
+        #expect(balances.last?.contains("Points: 55 ✦") == true, "the last balance told is the current one: \(mia.output.text)")
+    }
+
     /// Two adjustments committed together reach a subscriber as one patch: told as their sum,
     /// said to be one.
     @Test func adjustmentsMergedInOnePatchAreToldAsASum() throws {
