@@ -29,6 +29,9 @@ struct AdminConsole: ParsableCommand {
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
+        terminal.whenInterrupted { [client = context.client] in
+            _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the log")
+        }
         let notices = ConnectionNotices()
         let news = LiveNews(style: terminal.style, terminal: terminal)
         context.client.onEvent { event in

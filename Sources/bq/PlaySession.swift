@@ -346,6 +346,11 @@ final class PlaySession: @unchecked Sendable {
     /// command failed, `unconfirmed` when any change's outcome is unknown (which says more).
     func readCommands() -> Outcome {
         var worst = Outcome.ok
+        if mode == .interactive {
+            terminal.whenInterrupted { [client, terminal] in
+                _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the timeline")
+            }
+        }
         while let line = readInput(style.bold("> ")) {
             guard let words = splitCommandLine(line) else {
                 refused("A quote is not closed: nothing was sent.")

@@ -13,6 +13,8 @@ final class Terminal: @unchecked Sendable {
     private var editing: Editing?
     /// No more typing will be read (the process is ending): no prompt is drawn again.
     private var inputEnded = false
+    /// Said before Ctrl-C at the prompt ends the process.
+    private var onInterrupt: (@Sendable () -> Void)?
 
     private struct Editing {
         let prompt: String
@@ -30,6 +32,12 @@ final class Terminal: @unchecked Sendable {
     static var columns: Int? {
         if let columns = TerminalIO.columns { return columns }
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// `body` runs when Ctrl-C at the prompt is about to end the process: the last words of a
+    /// session that leaves something behind (a change kept to be sent again).
+    func whenInterrupted(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock { onInterrupt = body }
     }
 
     /// Whether a person is typing (prompts and questions make sense).
@@ -97,6 +105,7 @@ final class Terminal: @unchecked Sendable {
                 return nil
             case .interrupt:
                 finishEditing()
+                lock.withLock { onInterrupt }?()
                 RawInput.interrupt()
             case .suspend:
                 // Put away while stopped: a line printed meanwhile must not redraw it, twice.

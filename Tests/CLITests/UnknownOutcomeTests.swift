@@ -58,6 +58,23 @@ import Testing
         #expect(!mia.screen.text.contains("Mia completed"), "told by its late answer alone: \(mia.screen.text)")
     }
 
+    /// Ctrl-C ends the game at once, as it always has; a change still kept to be sent is named
+    /// as it goes, so nobody believes it was made.
+    @Test func ctrlCNamesTheKeptChangeItGivesUp() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
+        server.stop()
+        #expect(mia.screen.waitFor("The server is stopping"), "\(mia.screen.text)")
+        mia.type("complete c05 done\r")
+        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
+        mia.type("\u{03}")
+        #expect(mia.waitForExit() != nil)
+        #expect(mia.errors.waitFor("Left with no answer to complete c05: it may or may not have been made"),
+                "\(mia.screen.text) \(mia.errors.text)")
+    }
+
     /// The organizer's tools in an open game keep a change made offline as the player's
     /// commands do: a short wait, then kept, and told by its late answer alone.
     @Test func anOrganizersToolMadeOfflineIsKeptAndToldOnce() throws {
