@@ -92,22 +92,44 @@ extension GameClient {
 
     /// Reads lines until the connection ends; returns why it ended.
     func readLoop(_ connection: BlockingLineSocket) -> String {
+        var heard = Date()
+        var probedAt: Date?
         while true {
             if isClosing { return "closed" }
             do {
                 guard let bytes = try connection.readLine(timeoutMilliseconds: 250) else {
                     return "the server closed the connection"
                 }
+                heard = Date()
+                probedAt = nil
                 try handleLine(bytes, awaiting: nil)
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
                 keepAliveIfIdle()
             } catch let error as SocketError where error.kind == .timedOut {
                 keepAliveIfIdle()
+                if let lost = probe(heard: heard, probedAt: &probedAt) { return lost }
                 continue
             } catch {
                 return "\(error)"
             }
         }
+    }
+
+    /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent
+    /// `probeTimeout` after it is lost (the reason returned). Wall-clock time on purpose: after
+    /// the machine slept, the silence is as long as the sleep, and the first check probes.
+    private func probe(heard: Date, probedAt: inout Date?) -> String? {
+        let now = Date()
+        if let probedAt {
+            let waited = now.timeIntervalSince(probedAt)
+            return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
+        }
+        guard now.timeIntervalSince(heard) >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
+        probedAt = now
+        // From a thread of its own, as `keepAliveIfIdle` explains.
+        let client = self
+        Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
+        return nil
     }
 
     /// A server with an idle timeout says goodbye to a connection that sends nothing for that

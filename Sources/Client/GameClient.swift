@@ -13,6 +13,13 @@ public struct ClientOptions: Sendable {
     /// The first pause before a reconnect attempt; it doubles up to `maxBackoff` (seconds).
     public var initialBackoff: Double = 0.05
     public var maxBackoff: Double = 2
+    /// Seconds without a line from the server before the client pings it, to learn that the
+    /// connection still works: a server restarted while this machine slept, or a network that
+    /// dropped the connection without a word, never says so, and the screen would stay as it was.
+    public var silenceBeforeProbe: Double = 30
+    /// Seconds that ping may go without any line back before the connection is taken for lost
+    /// and replaced (reconnect, sign in, resubscribe, re-send), as a closed one is.
+    public var probeTimeout: Double = 15
 
     public init() {}
 }

@@ -37,6 +37,40 @@ import Testing
         #expect(refused?.refusal?.message.contains("Not enough points") == true)
     }
 
+    /// A connection that went dead without a word (the server restarted while this machine
+    /// slept, a network dropped it) is found out by a ping after a silence, and replaced.
+    @Test func aSilentConnectionIsProbedAndReplaced() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        // Each connection answers the handshake's ping, then nothing more: it has gone dead.
+        let fake = FakeServer(hello: hello, answersPing: { _, ping in ping == 1 }) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim", "auth":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.silenceBeforeProbe = 0.3
+        options.probeTimeout = 0.3
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.claim(character: "mia", device: "dev-silent")
+        _ = try client.subscribe()
+        #expect(events.waitFor { event in
+            if case .disconnected(let reason) = event { return reason.contains("no answer from the server") }
+            return false
+        }, "the silent connection was never given up: \(events.all)")
+        #expect(events.waitFor { if case .reconnected = $0 { true } else { false } }, "no new connection replaced it: \(events.all)")
+    }
+
     @Test func theMirrorFollowsOtherPlayersChanges() throws {
         let server = try ServerProcess()
         defer { server.stop() }

@@ -16,7 +16,10 @@ final class FakeServer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
 
+    /// `answersPing(connection, ping)`: whether the `ping`th ping (from 1) on the `connection`th
+    /// connection (from 1) is answered; all of them by default.
     init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
+         answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
          respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
@@ -28,6 +31,7 @@ final class FakeServer: @unchecked Sendable {
                 connections.append(connection)
                 let number = connections.count
                 var pending: [UInt8] = []
+                var pings = 0
                 connection.onRead = { bytes in
                     pending += bytes
                     while let newline = pending.firstIndex(of: 0x0A) {
@@ -37,6 +41,8 @@ final class FakeServer: @unchecked Sendable {
                         // Pings (the client sends one after every hello) are answered as any
                         // server would, so that scripts see only the requests they are about.
                         if request["op"] == "ping" {
+                            pings += 1
+                            guard answersPing(number, pings) else { continue }
                             let pong: JSONValue = ["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]
                             connection.write(Array((pong.serialized() + "\n").utf8))
                             continue
