@@ -62,6 +62,9 @@ final class ClientConnection {
         tcp.onClose = { [unowned self] _ in self.server.connectionClosed(self) }
         tcp.onEOF = { [unowned self] in self.peerFinishedSending() }
         tcp.setNoDelay(true)
+        // A peer gone without a word would otherwise hold its connection (and its share of the
+        // limits) until it is needed; the idle timeout is off by default.
+        tcp.setKeepAlive(idleSeconds: 60)
         queue(server.hello(hub))
         tcp.startReading()
     }

@@ -335,6 +335,14 @@ public final class TCPConnection: HandleOwner {
 
     // MARK: Options and client side
 
+    /// Has the kernel probe a peer after `idleSeconds` without traffic, so that one that went
+    /// away without a word (a machine switched off, a network gone) is found and its connection
+    /// ends with an error, instead of holding its place for ever.
+    public func setKeepAlive(idleSeconds: UInt32) {
+        guard state == .open || state == .flushing else { return }
+        uv_tcp_keepalive(handle, 1, idleSeconds)
+    }
+
     /// Disables (true) or enables Nagle's algorithm.
     public func setNoDelay(_ on: Bool) {
         guard state == .open || state == .flushing else { return }
