@@ -39,6 +39,13 @@ final class SQLiteConnection {
             sqlite3_close_v2(db)
             throw StorageError(code: rc & 0xff, extendedCode: rc, message: "\(message) (\(path))")
         }
+        // A file or directory the process may not write is opened read-only without a word;
+        // every commit would then fail. Said here, at start-up, instead.
+        if !readOnly, sqlite3_db_readonly(db, "main") == 1 {
+            sqlite3_close_v2(db)
+            throw StorageError(code: SQLITE_READONLY, message: "the file can only be read: this process may not write it "
+                + "(or its directory, for the write-ahead log); check their owner and mode")
+        }
         handle = db
         sqlite3_extended_result_codes(db, 1)
     }

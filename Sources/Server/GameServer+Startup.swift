@@ -102,8 +102,21 @@ extension GameServer {
     /// The log holds PINs, gift contents and dares, so a data directory this server creates is
     /// its owner's alone, like the admin key and the log (`makeLogFile`).
     static func makeDataDirectory(_ config: ServerConfig) throws {
-        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        if let type = (try? FileManager.default.attributesOfItem(atPath: config.dataDirectory))?[.type] as? FileAttributeType {
+            guard type == .typeDirectory else {
+                throw ServerError.startup("The data directory \(config.dataDirectory) is not a directory: give --data a directory")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            // Foundation's own words name no cause ("could not be completed"); the system's do.
+            let underlying = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            let reason = underlying.map { systemErrorText(Int32(truncatingIfNeeded: $0.code)) } ?? "\(error)"
+            throw ServerError.startup("Cannot create the data directory \(config.dataDirectory): \(reason)")
+        }
     }
 
     /// Fails here, before the log, the admin key and the seeded game are made, when the address
@@ -126,12 +139,29 @@ extension GameServer {
     /// mode. Existing files keep the mode someone chose for them, with a warning when others may
     /// read them.
     static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
+        let path = config.databasePath, wal = config.databasePath + "-wal"
+        // SQLite copies commits from the WAL into the log file only from time to time (past
+        // thousands of pages, or at a clean shutdown): a weekend's whole game may live in the
+        // WAL alone. A new, empty log beside it would make SQLite throw it away.
+        if !FileManager.default.fileExists(atPath: path),
+           let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 {
+            throw ServerError.startup("The event log \(path) is missing, but its write-ahead log \(wal) is there "
+                + "and may hold every change of the game. Put the log file back beside it; to start a new game "
+                + "instead, move \(wal) away first. Nothing was changed")
+        }
         // Created with its final mode in one step (an empty file is a new database to SQLite):
         // no moment when another user could open it.
+        let created: Bool
         do {
-            _ = try createEmptyFile(config.databasePath, mode: 0o600)
+            created = try createEmptyFile(path, mode: 0o600)
         } catch {
-            throw ServerError.startup("Cannot create the event log \(config.databasePath): \(systemErrorText(error.code))")
+            throw ServerError.startup("Cannot create the event log \(path): \(systemErrorText(error.code))")
+        }
+        if created, FileManager.default.fileExists(atPath: config.adminKeyPath) {
+            logger.warning("""
+                the event log \(path) was missing and is made new, though \(config.adminKeyPath) is from an earlier \
+                launch: if a game was played with this directory, its log was moved or deleted
+                """)
         }
         for path in [config.dataDirectory, config.databasePath] {
             if let mode = Self.modeOthersMayRead(path) {

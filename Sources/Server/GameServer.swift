@@ -51,6 +51,8 @@ public final class GameServer {
     private var acceptFailures = LogThrottle()
     private var commitFailures = LogThrottle()
     private var uncertainCommits = LogThrottle()
+    /// Commits failed since the last one that succeeded, of each kind.
+    private var outage: (failed: Int, uncertain: Int) = (0, 0)
     private var fullServerRefusals = LogThrottle()
     private var crowdedNetworkRefusals = LogThrottle()
     /// Open connections per peer network (`TCPConnection.peerNetwork`), loopback peers aside.
@@ -268,6 +270,7 @@ public final class GameServer {
     /// burst, with the count of the rest, like the peers' floods above (those of unknown
     /// outcome apart, so that the plain failures cannot hide them).
     func commitFailed(game: String, error: StorageError, outcomeUnknown: Bool) {
+        if outcomeUnknown { outage.uncertain += 1 } else { outage.failed += 1 }
         let now = loop.nowMilliseconds
         guard let count = outcomeUnknown ? uncertainCommits.record(now: now) : commitFailures.record(now: now) else { return }
         let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since last logged": "\(count)"]
@@ -276,6 +279,15 @@ public final class GameServer {
         } else {
             logger.error("commit failed", metadata: metadata)
         }
+    }
+
+    /// The first commit after failed ones: said, so that the log does not end on the failures
+    /// while the game has long been saving again. Failures not yet logged are counted in it.
+    private func commitsSucceedAgain() {
+        logger.notice("commits succeed again", metadata: ["failed": "\(outage.failed)", "outcome unknown": "\(outage.uncertain)"])
+        outage = (0, 0)
+        commitFailures.forgetUnlogged()
+        uncertainCommits.forgetUnlogged()
     }
 
     private func reportThrottledLogs() {
@@ -363,6 +375,7 @@ public final class GameServer {
             // Consecutive completions are often of one game: a string compare spares the lookup.
             if last?.name != item.game { last = hubs[item.game] }
             guard let hub = last else { continue }
+            if outage != (0, 0), case .committed = item.result { commitsSucceedAgain() }
             hub.completed(seq: item.seq, result: item.result)
             touched[ObjectIdentifier(hub)] = hub
         }

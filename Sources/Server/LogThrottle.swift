@@ -25,6 +25,11 @@ struct LogThrottle {
         return report(now: now)
     }
 
+    /// Drops the count not yet reported (a later message accounts for it).
+    mutating func forgetUnlogged() {
+        unlogged = 0
+    }
+
     private mutating func report(now: UInt64) -> Int {
         lastLogged = now
         defer { unlogged = 0 }

@@ -60,7 +60,7 @@ struct BenchEchoServer: ParsableCommand {
         }
         let stop = try SignalWatcher(loop: loop, signal: SIGTERM) { _ in loop.stop() }
         _ = stop
-        FileHandle.standardOutput.write(Data("listening on \(host):\(server.localPort)\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(host):\(server.localPort)\n".utf8))
         loop.run()
     }
 }

@@ -21,7 +21,7 @@ struct Serve: ParsableCommand {
         guard let level else {
             // A setting like any other: one line and exit 64, before anything is made.
             let known = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-            FileHandle.standardError.write(Data("bq serve: --log-level: must be one of \(known) (any case; warn for warning), got \(logLevel)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("bq serve: --log-level: must be one of \(known) (any case; warn for warning), got \(logLevel)\n".utf8))
             throw ExitCode.validationFailure
         }
         LoggingSystem.bootstrap { label in
@@ -50,14 +50,14 @@ struct Serve: ParsableCommand {
         } catch {
             // One problem per line (a seed's, say), each said to be the server's.
             let lines = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { "bq serve: \($0)\n" }
-            FileHandle.standardError.write(Data(lines.joined().utf8))
+            try? FileHandle.standardError.write(contentsOf: Data(lines.joined().utf8))
             throw ExitCode(1)
         }
         // The watchers are in place now (unblocked also for a process whose parent started it
         // with them blocked, which would otherwise never see them).
         unblockSignals([SIGTERM, SIGINT])
         // The one line scripts and tests wait for.
-        FileHandle.standardOutput.write(Data("listening on \(config.host):\(server.port)\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
         server.run()
     }
 }

@@ -16,7 +16,7 @@ struct DataOptions: ParsableArguments {
         do {
             return try settings(flags: flags)
         } catch {
-            FileHandle.standardError.write(Data("bq \(command): \(error)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("bq \(command): \(error)\n".utf8))
             throw ExitCode.validationFailure
         }
     }

@@ -55,13 +55,13 @@ final class Terminal: @unchecked Sendable {
     func line(_ text: String = "") {
         lock.lock()
         defer { lock.unlock() }
-        aboveTheTyping { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        aboveTheTyping { try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8)) }
     }
 
     func error(_ text: String) {
         lock.lock()
         defer { lock.unlock() }
-        aboveTheTyping { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+        aboveTheTyping { try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8)) }
     }
 
     /// Prints with `write`; while a line is being typed, in its place, and the typing below.
@@ -132,7 +132,7 @@ final class Terminal: @unchecked Sendable {
             let action = after.edit.feed(byte)
             editing = after
             switch action {
-            case .echo(let bytes): FileHandle.standardOutput.write(Data(bytes))
+            case .echo(let bytes): try? FileHandle.standardOutput.write(contentsOf: Data(bytes))
             case .redraw:
                 clear(before)
                 draw(after)
@@ -195,11 +195,11 @@ final class Terminal: @unchecked Sendable {
     private func draw(_ shown: Editing) {
         guard !inputEnded else { return }
         writeOut(shown.prompt)
-        FileHandle.standardOutput.write(Data(shown.edit.typed))
+        try? FileHandle.standardOutput.write(contentsOf: Data(shown.edit.typed))
     }
 
     private func writeOut(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
     }
 
     /// A line typed without being shown (a PIN), when a person is at a terminal: read a byte at
@@ -256,7 +256,7 @@ final class Terminal: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard editing == nil, !inputEnded else { return }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
     }
 
     /// The prompt again after lines printed over it, when the terminal driver edits the typing

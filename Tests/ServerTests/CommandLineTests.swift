@@ -150,6 +150,74 @@ import Testing
         #expect(!serve.stdout.contains("listening on"))
     }
 
+    @Test func serveNamesADataDirectoryThatIsAFileOrCannotBeMade() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let file = dir.path + "/not-a-directory"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        for (data, said) in [(file, "The data directory \(file) is not a directory"),
+                             (file + "/data", "Cannot create the data directory \(file)/data: Not a directory")] {
+            let serve = try BQRun.run(["serve", "--data", data, "--port", "0", "--seed", Repo.seedPath],
+                                      workingDirectory: dir.path, environment: Self.adminEnvironment)
+            #expect(serve.ending == .exited(1), "\(serve.stderr)")
+            #expect(serve.stderr.contains(said), "\(serve.stderr)")
+            #expect(!serve.stderr.contains("NSCocoaErrorDomain"), "\(serve.stderr)")
+        }
+    }
+
+    /// Restarted on a full disk, the server's own output may fail: the "listening on" line is
+    /// lost, the server is not.
+    @Test func serveRunsOnWhenItsOutputCannotBeWritten() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repo.bqExecutable)
+        process.arguments = ["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath]
+        process.environment = ProcessInfo.processInfo.environment.merging(Self.adminEnvironment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        var text = ""
+        while !text.contains("seeded game main") {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        // Blocked until the signal watchers are in place, so it is handled after the line is written.
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "ended by a signal: \(text)")
+        #expect(process.terminationStatus == 0, "\(text)")
+    }
+
+    /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
+    @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
+        let running = try TempDirectory(), copy = try TempDirectory()
+        defer {
+            running.remove()
+            copy.remove()
+        }
+        let server = try ServerHarness(dataDirectory: running.path)
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        try admin.ok("adjust_points", ["delta": 30, "reason": "only in the WAL"])
+        // A copy of the data directory that missed the log file, taken while the server runs.
+        let walPath = copy.path + "/birthdayquest.sqlite-wal"
+        try FileManager.default.copyItem(atPath: running.path + "/birthdayquest.sqlite-wal", toPath: walPath)
+        let wal = FileManager.default.contents(atPath: walPath)
+        #expect((wal?.count ?? 0) > 0)
+
+        let serve = try BQRun.run(["serve", "--data", copy.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: copy.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("is missing, but its write-ahead log"), "\(serve.stderr)")
+        #expect(!serve.stdout.contains("listening on"))
+        #expect(!FileManager.default.fileExists(atPath: copy.path + "/birthdayquest.sqlite"), "no new log was made")
+        #expect(FileManager.default.contents(atPath: walPath) == wal, "the WAL is left as it was")
+    }
+
     @Test func serveRefusesAGarbageDatabase() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }

@@ -136,6 +136,36 @@ import Testing
         #expect(verify.ending == .exited(0), "\(verify.stdout)")
     }
 
+    /// After commits failed, the log must not end on the failures while the game saves again:
+    /// the first commit that succeeds says so, counting the failures not logged one by one.
+    @Test func theServersLogSaysWhenCommitsSucceedAgain() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let logFile = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_BUSY_TIMEOUT_MS": "50"],
+                               logFile: logFile, logLevel: "notice")
+        let admin = try TestClient(port: bq.port)
+        try admin.signInAsAdmin()
+        try admin.ok("adjust_points", ["delta": 1, "reason": "before"])
+        let locker = try EventStore(path: dir.path + "/data/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        for index in 0..<3 {
+            #expect(try admin.call("adjust_points", ["delta": 1, "reason": .string("locked \(index)")]).errorCode == "unavailable")
+        }
+        try locker.executeForTesting("ROLLBACK")
+        try admin.ok("adjust_points", ["delta": 1, "reason": "after"])
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        let failed = try #require(log.range(of: "commit failed"), "\(log)")
+        let recovered = try #require(log.range(of: "commits succeed again"), "\(log)")
+        #expect(failed.lowerBound < recovered.lowerBound)
+        #expect(log.contains("failed=3"), "every failure counted: \(log)")
+        #expect(!log.contains("more commits failed"), "no report of failures after the recovery: \(log)")
+    }
+
     /// A keyed command that changes nothing writes only its record, at the version it found. A
     /// change decided behind it expects that same version, so when the record's commit fails
     /// the version check alone would let the change commit after it was answered "nothing was

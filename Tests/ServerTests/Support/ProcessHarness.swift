@@ -15,14 +15,15 @@ final class BQProcess: @unchecked Sendable {
     /// `environment` is added to (and overrides) the defaults: the test admin key, full fsync.
     /// `signalAtSpawn` is sent the moment the child exists, and the child starts with it blocked:
     /// it is pending through the whole start-up, as a signal sent while the log loads would be.
-    /// Without `waitsForAddress` the child is not waited for (its `port` is 0).
+    /// Without `waitsForAddress` the child is not waited for (its `port` is 0). Its log goes to
+    /// `logFile` when given (at `logLevel`), else nowhere.
     init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil,
-         waitsForAddress: Bool = true) throws {
+         waitsForAddress: Bool = true, logFile: String? = nil, logLevel: String = "warning") throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
         let arguments = [Repo.bqExecutable, "serve", "--data", dataDirectory, "--port", "0", "--seed", Repo.seedPath,
-                         "--log-level", "warning"]
+                         "--log-level", logLevel]
         var environment = ProcessInfo.processInfo.environment
         environment["BQ_ADMIN_KEY"] = ServerHarness.adminKey
         environment["BQ_SYNCHRONOUS"] = "full"
@@ -34,7 +35,7 @@ final class BQProcess: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
