@@ -126,7 +126,7 @@ private struct Decider {
         let challenge = try challenge(id)
         // A dare the birthday person has not found does not exist for them.
         guard challenge.isOnBoard else { throw Rejection(.notFound, "No challenge \"\(id)\"") }
-        guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is already completed") }
+        guard !challenge.isCompleted else { throw alreadyCompleted(challenge) }
         if option == .b && challenge.optionB == nil {
             throw Rejection(.badRequest, "option: \"\(challenge.title)\" has no option b, only a")
         }
@@ -146,8 +146,16 @@ private struct Decider {
         try requireOrganizer("force-complete a challenge")
         let challenge = try challenge(id)
         guard challenge.dare != .draft else { throw Rejection(.notFound, "\"\(id)\" is a draft dare, not delivered yet") }
-        guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is already completed") }
+        guard !challenge.isCompleted else { throw alreadyCompleted(challenge) }
         return [.challengeCompleted(challenge: id, option: .a, proof: nil, forced: true, points: challenge.points)]
+    }
+
+    /// Named as it was done: a 2-in-1 completed as its option b is known by that option's title.
+    private func alreadyCompleted(_ challenge: Challenge) -> Rejection {
+        guard challenge.completion?.option == .b, let optionB = challenge.optionB else {
+            return Rejection(.alreadyCompleted, "\"\(challenge.title)\" is already completed")
+        }
+        return Rejection(.alreadyCompleted, "\"\(challenge.title)\" is already completed, as its option b \"\(optionB.title)\"")
     }
 
     private func saveChallenge(_ id: String?, _ fields: ChallengeFields) throws(Rejection) -> [Change] {

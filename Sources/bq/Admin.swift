@@ -157,8 +157,8 @@ extension Admin {
         let asked = typed?.trimmingCharacters(in: .whitespaces)
             ?? words.map(quotedForTheConsole).joined(separator: " ")
         if operation.isDestructive {
-            // Not asked about what the game already shows done: the answer would not matter.
-            if let view = currentView?(), let refusal = operation.alreadyDone(in: view) {
+            // Not asked about what the game shows cannot be done: the answer would not matter.
+            if let view = currentView?(), let refusal = operation.refusalFrom(view) {
                 return .refused(.refused(refusal))
             }
             if !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
@@ -233,20 +233,21 @@ protocol AdminOperation: ParsableCommand {
     var isDestructive: Bool { get }
     /// Does the operation and returns what to show.
     func perform(_ context: AdminContext) throws(ClientError) -> [String]
-    /// The refusal the server would give because `view` shows the operation's work already done
-    /// (the reward unlocked, say), if so: the console then says it without asking first.
-    func alreadyDone(in view: JSONValue) -> ServerRefusal?
+    /// The refusal the server would give because `view` shows the operation cannot be done (no
+    /// such reward, or the reward already unlocked, say), if so: the console then says it
+    /// without asking first.
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal?
     /// What the operation changes that its result lines tell: in the organizer's `bq play`,
     /// the same change is then not told again as news.
     var ownChange: OwnChange { get }
     /// Turns the ids given as typed (`C09`, `Theo`) into the game's own (`c09`, `theo`), before
-    /// anything else looks at them: `alreadyDone` and `ownChange` match them with the view.
+    /// anything else looks at them: `refusalFrom` and `ownChange` match them with the view.
     mutating func resolveIds(_ context: AdminContext)
 }
 
 extension AdminOperation {
     var isDestructive: Bool { false }
-    func alreadyDone(in view: JSONValue) -> ServerRefusal? { nil }
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? { nil }
     var ownChange: OwnChange { OwnChange() }
     mutating func resolveIds(_ context: AdminContext) {}
 

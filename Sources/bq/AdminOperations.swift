@@ -37,8 +37,11 @@ struct AdminForceComplete: AdminOperation {
 
     mutating func resolveIds(_ context: AdminContext) { challenge = context.id(challenge, in: "challenges") }
 
-    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
-        guard let found = view["challenges"]?[challenge], found["status"] == "completed" else { return nil }
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
+        guard let found = view["challenges"]?[challenge] else {
+            return ServerRefusal(op: "force_complete", code: "not_found", message: "No challenge \"\(challenge)\"")
+        }
+        guard found["status"] == "completed" else { return nil }
         return ServerRefusal(op: "force_complete", code: "already_completed",
                              message: "\"\(found["title"]?.stringValue ?? challenge)\" is already completed")
     }
@@ -60,8 +63,11 @@ struct AdminForceUnlock: AdminOperation {
 
     mutating func resolveIds(_ context: AdminContext) { reward = context.id(reward, in: "rewards") }
 
-    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
-        guard let found = view["rewards"]?[reward], found["unlocked"] == true else { return nil }
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
+        guard let found = view["rewards"]?[reward] else {
+            return ServerRefusal(op: "force_unlock", code: "not_found", message: "No reward \"\(reward)\"")
+        }
+        guard found["unlocked"] == true else { return nil }
         return ServerRefusal(op: "force_unlock", code: "already_unlocked",
                              message: "\"\(found["title"]?.stringValue ?? reward)\" is already unlocked")
     }
@@ -88,7 +94,7 @@ struct AdminFinalBadge: AdminOperation {
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(entries: [("final_badge", nil)]) }
 
-    func alreadyDone(in view: JSONValue) -> ServerRefusal? {
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
         guard view["game"]?["final_badge"] == true else { return nil }
         return ServerRefusal(op: "trigger_final_badge", code: "already_unlocked", message: "The final badge is already unlocked")
     }
@@ -107,6 +113,11 @@ struct AdminUnclaim: AdminOperation {
     var ownChange: OwnChange { OwnChange(unclaims: character) }
 
     mutating func resolveIds(_ context: AdminContext) { character = context.id(character, in: "characters") }
+
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
+        guard view["characters"]?[character] == nil else { return nil }
+        return ServerRefusal(op: "unclaim", code: "not_found", message: "No character \"\(character)\"")
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         context.done("\(character) is free to claim again.", try context.change("unclaim", ["character": .string(character)]))
@@ -272,8 +283,9 @@ struct ChallengeFields: SavedItemFields {
     @Option(parsing: .unconditional) var title: String?
     @Option(parsing: .unconditional) var description: String?
     @Option(parsing: .unconditional) var points: Int?
-    @Option(help: "easy, medium or hard.") var difficulty: String?
-    @Option(help: "physical, social, creative, sentimental or adventure.") var category: String?
+    // In any case, as ids and names are: the server's words are lower case.
+    @Option(help: "easy, medium or hard.", transform: { $0.lowercased() }) var difficulty: String?
+    @Option(help: "physical, social, creative, sentimental or adventure.", transform: { $0.lowercased() }) var category: String?
     @Option(name: .customLong("option-b-title"), parsing: .unconditional, help: "2-in-1: the second option's title.") var optionBTitle: String?
     @Option(name: .customLong("option-b-description"), parsing: .unconditional) var optionBDescription: String?
     @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
@@ -353,7 +365,7 @@ struct RewardFields: SavedItemFields {
     var noFromCharacter = false
     @Option(parsing: .unconditional) var title: String?
     @Option(parsing: .unconditional) var teaser: String?
-    @Option(help: "text, image, audio or video.") var type: String?
+    @Option(help: "text, image, audio or video.", transform: { $0.lowercased() }) var type: String?
     @Option(parsing: .unconditional, help: "Cost in points (default by type).") var cost: Int?
     @Option(parsing: .unconditional, help: "The gift's text.") var text: String?
     @Option(help: "A link to the gift's media (repeatable).") var url: [String] = []

@@ -544,13 +544,21 @@ final class PlaySession: @unchecked Sendable {
         if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let challenge = current?.json["challenges"]?[id],
            challenge["status"] == "open", let titleB = challenge["option_b"]?["title"]?.stringValue {
             let titleA = challenge["title"]?.stringValue ?? id
-            let answer = readInput("\(id) is 2-in-1: did you do a) “\(titleA)” or b) “\(titleB)”? [a/b] ")?
-                .trimmingCharacters(in: .whitespaces).lowercased()
-            guard let answer, answer == "a" || answer == "b" else {
-                say(["Nothing completed: answer a or b (or add --option a or --option b)."])
-                return .ok
+            var question = "\(id) is 2-in-1: did you do a) “\(titleA)” or b) “\(titleB)”? [a/b] "
+            // Another answer asks again: the person meant to answer, and a `b` typed next would
+            // otherwise run as a command of its own.
+            while true {
+                let answer = readInput(question)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+                if answer == "a" || answer == "b" {
+                    option = answer
+                    break
+                }
+                guard !answer.isEmpty else {
+                    say(["Nothing completed: answer a or b (or add --option a or --option b)."])
+                    return .ok
+                }
+                question = "Answer a or b (Enter completes nothing): [a/b] "
             }
-            option = answer
         }
         var args: [String: JSONValue] = ["challenge": .string(id), "proof": proof]
         if let option { args["option"] = .string(option) }

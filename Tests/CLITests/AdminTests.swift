@@ -74,8 +74,9 @@ import Testing
     @Test func editsKeepFieldsThatWereNotGiven() throws {
         let server = try ServerProcess()
         defer { server.stop() }
+        // Words in any case, as ids and names are.
         let added = try BQProcess.run(["admin", "add-challenge", "--title", "Lake Yoga", "--description", "Ten minutes on the dock",
-                                       "--points", "40", "--difficulty", "easy", "--category", "physical"] + server.adminFlags)
+                                       "--points", "40", "--difficulty", "Easy", "--category", "PHYSICAL"] + server.adminFlags)
         #expect(added.status == 0, "\(added.err)")
         #expect(added.out.contains("Added challenge"))
         let edited = try BQProcess.run(["admin", "edit-challenge", "c02", "--points", "45"] + server.adminFlags)
@@ -180,6 +181,13 @@ import Testing
         #expect(console.screen.waitFor("Unlocked r01"), "\(console.screen.text)")
         console.type("force-unlock r01\r")
         #expect(console.screen.waitFor("is already unlocked"), "\(console.screen.text)")
+        // Nor about what the game does not have: a mistyped id.
+        console.type("force-unlock r9\r")
+        #expect(console.screen.waitFor("No reward \"r9\""), "\(console.screen.text)")
+        console.type("force-complete c77\r")
+        #expect(console.screen.waitFor("No challenge \"c77\""), "\(console.screen.text)")
+        console.type("unclaim bob\r")
+        #expect(console.screen.waitFor("No character \"bob\""), "\(console.screen.text)")
         console.type("quit\r")
         #expect(console.waitForExit() == 0)
         #expect(console.screen.text.components(separatedBy: "are you sure?").count - 1 == 1, "asked once: \(console.screen.text)")

@@ -345,6 +345,8 @@ import Testing
         #expect(mia.screen.waitFor("Nothing completed: answer a or b"), "\(mia.screen.text)")
         mia.type("complete c01 done\r")
         #expect(mia.screen.waitFor("[a/b] "))
+        mia.type("c\r")
+        #expect(mia.screen.waitFor("Answer a or b (Enter completes nothing): [a/b] "), "asked again: \(mia.screen.text)")
         mia.type("b\r")
         #expect(mia.screen.waitFor("Completed “Sunrise Run”. Points: 75 ✦"), "\(mia.screen.text)")
         mia.type("quit\r")

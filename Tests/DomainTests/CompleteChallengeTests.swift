@@ -43,6 +43,17 @@ import Testing
             .thenRejected(.alreadyCompleted, "\"Challenge c02\" is already completed")
     }
 
+    @Test func aChallengeDoneAsItsOptionBIsNamedSoWhenCompletedAgain() {
+        let done = given().when(mia, .completeChallenge(challenge: "c01", proof: .done, option: .b))
+            .then([.challengeCompleted(challenge: "c01", option: .b, proof: .done, forced: false, points: 75)])
+        let optionB = done.state.challenges["c01"]?.optionB?.title ?? ""
+        #expect(!optionB.isEmpty)
+        done.when(mia, .completeChallenge(challenge: "c01", proof: .done, option: .a))
+            .thenRejected(.alreadyCompleted, "is already completed, as its option b \"\(optionB)\"")
+        done.when(sam, .forceComplete(challenge: "c01"))
+            .thenRejected(.alreadyCompleted, "as its option b")
+    }
+
     @Test func aForcedCompletionAlsoCountsAsCompleted() {
         given(.challengeCompleted(challenge: "c02", option: .a, proof: nil, forced: true, points: 35))
             .when(mia, .completeChallenge(challenge: "c02", proof: .done, option: nil))
