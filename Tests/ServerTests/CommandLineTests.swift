@@ -191,6 +191,46 @@ import Testing
         #expect(process.terminationStatus == 0, "\(text)")
     }
 
+    /// A backup taken while the server runs holds the game as it stands, WAL and all, in one
+    /// file of its owner's that a new data directory starts from.
+    @Test func aBackupTakenWhileServingRestoresTheGame() throws {
+        let running = try TempDirectory(), restored = try TempDirectory()
+        defer {
+            running.remove()
+            restored.remove()
+        }
+        let server = try ServerHarness(dataDirectory: running.path)
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        try admin.ok("adjust_points", ["delta": 30, "reason": "before the backup"])
+        let version = try admin.currentVersion()
+        let state = try admin.ok("state")["result"]
+
+        let file = restored.path + "/copy.sqlite"
+        let backup = try BQRun.run(["backup", "--data", running.path, file], workingDirectory: running.path)
+        #expect(backup.ending == .exited(0), "\(backup.stderr)")
+        #expect(backup.stdout.contains("game main: \(version) events"), "\(backup.stdout)")
+        let mode = (try FileManager.default.attributesOfItem(atPath: file))[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the copy holds PINs and gifts: \(String(mode ?? 0, radix: 8))")
+        let again = try BQRun.run(["backup", "--data", running.path, file], workingDirectory: running.path)
+        #expect(again.ending == .exited(1))
+        #expect(again.stderr.contains("already exists"), "\(again.stderr)")
+        try admin.ok("adjust_points", ["delta": 1, "reason": "after the backup"])
+        try server.stop()
+
+        try FileManager.default.moveItem(atPath: file, toPath: restored.path + "/birthdayquest.sqlite")
+        let verify = try BQRun.run(["verify", "--data", restored.path], workingDirectory: restored.path)
+        #expect(verify.ending == .exited(0), "\(verify.stdout)")
+        let back = try ServerHarness(dataDirectory: restored.path)
+        defer { try? back.stop() }
+        let reader = try back.connect()
+        try reader.signInAsAdmin()
+        #expect(try reader.currentVersion() == version)
+        #expect(try reader.ok("state")["result"] == state, "the game as it stood at the backup")
+        try back.stop()
+    }
+
     /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
     @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
         let running = try TempDirectory(), copy = try TempDirectory()

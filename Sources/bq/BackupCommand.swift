@@ -1,0 +1,55 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import POSIXSupport
+
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy the event log to a new file, consistent and whole, also while bq serve runs.",
+        discussion: """
+            The copy is one SQLite file that holds every game as it stood at one moment. To restore it, \
+            stop the server and put it in an empty data directory as birthdayquest.sqlite (with the \
+            admin.key, or a new key is made). Copying birthdayquest.sqlite alone while the server runs \
+            may copy none of the game: recent changes live in its -wal file.
+            """)
+
+    @OptionGroup var options: DataOptions
+    @Argument(help: "The file to write; it must not exist yet.") var file: String
+
+    func run() throws {
+        let config = try options.load(command: "backup")
+        // Made first, for its owner alone: the copy holds PINs, gifts and dares.
+        let created: Bool
+        do {
+            created = try createEmptyFile(file, mode: 0o600)
+        } catch {
+            throw failure("cannot create \(file): \(systemErrorText(error.code))")
+        }
+        guard created else { throw failure("\(file) already exists: name a new file") }
+        do throws(StorageError) {
+            let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
+            defer { store.close() }
+            try store.backup(to: file)
+        } catch {
+            removeFile(file)
+            throw failure("cannot copy \(config.databasePath): \(error)")
+        }
+        // Read back, so that what is said is what the copy holds.
+        do throws(StorageError) {
+            let copy = try EventStore(path: file, options: StoreOptions(readOnly: true))
+            defer { copy.close() }
+            for game in try copy.games().sorted() {
+                print("game \(game): \(try copy.version(game: game)) events")
+            }
+        } catch {
+            throw failure("the copy \(file) cannot be read back: \(error)")
+        }
+        print("backed up \(config.databasePath) to \(file)")
+    }
+
+    private func failure(_ message: String) -> ExitCode {
+        try? FileHandle.standardError.write(contentsOf: Data("bq backup: \(message)\n".utf8))
+        return ExitCode.failure
+    }
+}
