@@ -68,7 +68,9 @@ extension GameClient {
         var told = Set<String>()
         while true {
             state.lock()
-            let deadline = Date().addingTimeInterval(delay)
+            // Spread a little: the players' clients that lost a server together do not all
+            // come back in the same millisecond, attempt after attempt.
+            let deadline = Date().addingTimeInterval(delay * Double.random(in: 0.8...1.2))
             while !closing, state.wait(until: deadline) {}
             let stop = closing
             state.unlock()
@@ -92,15 +94,15 @@ extension GameClient {
 
     /// Reads lines until the connection ends; returns why it ended.
     func readLoop(_ connection: BlockingLineSocket) -> String {
-        var heard = Date()
-        var probedAt: Date?
+        var heard = bootTimeNanoseconds()
+        var probedAt: UInt64?
         while true {
             if isClosing { return "closed" }
             do {
                 guard let bytes = try connection.readLine(timeoutMilliseconds: 250) else {
                     return "the server closed the connection"
                 }
-                heard = Date()
+                heard = bootTimeNanoseconds()
                 probedAt = nil
                 try handleLine(bytes, awaiting: nil)
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
@@ -116,15 +118,16 @@ extension GameClient {
     }
 
     /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent
-    /// `probeTimeout` after it is lost (the reason returned). Wall-clock time on purpose: after
-    /// the machine slept, the silence is as long as the sleep, and the first check probes.
-    private func probe(heard: Date, probedAt: inout Date?) -> String? {
-        let now = Date()
+    /// `probeTimeout` after it is lost (the reason returned). Measured on the clock that counts
+    /// a suspended machine's sleep (so that the first check after it probes) and never jumps
+    /// (so that setting the clock neither drops a good connection nor keeps a dead one).
+    private func probe(heard: UInt64, probedAt: inout UInt64?) -> String? {
+        let now = bootTimeNanoseconds()
         if let probedAt {
-            let waited = now.timeIntervalSince(probedAt)
+            let waited = Double(now &- probedAt) / 1e9
             return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
         }
-        guard now.timeIntervalSince(heard) >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
+        guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
         probedAt = now
         // From a thread of its own, as `keepAliveIfIdle` explains.
         let client = self

@@ -43,8 +43,8 @@ final class SQLiteConnection {
         // every commit would then fail. Said here, at start-up, instead.
         if !readOnly, sqlite3_db_readonly(db, "main") == 1 {
             sqlite3_close_v2(db)
-            throw StorageError(code: SQLITE_READONLY, message: "the file can only be read: this process may not write it "
-                + "(or its directory, for the write-ahead log); check their owner and mode")
+            throw StorageError(code: SQLITE_READONLY, message: "the file can only be read: this process may not write it; "
+                + "check its owner and mode")
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)

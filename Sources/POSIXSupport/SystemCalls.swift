@@ -30,6 +30,14 @@ public func monotonicNanoseconds() -> UInt64 {
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
+/// CLOCK_BOOTTIME in nanoseconds: like the monotonic clock, it never jumps, but it also counts
+/// the time the machine was suspended (a laptop's lid closed).
+public func bootTimeNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
 /// User plus system CPU seconds this process has used so far.
 public func processCPUSeconds() -> Double {
     var usage = rusage()

@@ -102,7 +102,9 @@ extension GameServer {
     /// The log holds PINs, gift contents and dares, so a data directory this server creates is
     /// its owner's alone, like the admin key and the log (`makeLogFile`).
     static func makeDataDirectory(_ config: ServerConfig) throws {
-        if let type = (try? FileManager.default.attributesOfItem(atPath: config.dataDirectory))?[.type] as? FileAttributeType {
+        // Through symbolic links: a data directory on another disk may be reached by one.
+        let target = URL(fileURLWithPath: config.dataDirectory).resolvingSymlinksInPath().path
+        if let type = (try? FileManager.default.attributesOfItem(atPath: target))?[.type] as? FileAttributeType {
             guard type == .typeDirectory else {
                 throw ServerError.startup("The data directory \(config.dataDirectory) is not a directory: give --data a directory")
             }

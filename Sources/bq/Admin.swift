@@ -158,8 +158,12 @@ extension Admin {
             ?? words.map(quotedForTheConsole).joined(separator: " ")
         if operation.isDestructive {
             // Not asked about what the game shows cannot be done: the answer would not matter.
-            if let view = currentView?(), let refusal = operation.refusalFrom(view) {
-                return .refused(.refused(refusal))
+            if let view = currentView?(), let seen = operation.refusalFrom(view) {
+                // Items are never removed, but one just added may not have reached the view yet:
+                // what it lacks is asked of the server; unanswered, the server decides.
+                let refusal = seen.code != "not_found" ? seen
+                    : (try? context.client.request("state", [:], timeout: 2))?.result["state"].flatMap(operation.refusalFrom)
+                if let refusal { return .refused(.refused(refusal)) }
             }
             if !confirm("\(asked): are you sure? [y/N] ") { return .cancelled }
         }

@@ -104,6 +104,7 @@ final class LiveNews: @unchecked Sendable {
             // them that ends with its own balance would leave an older one on screen.
             let newestOwn = batch.owns.map(\.version).max() ?? 0
             var toldOlderBalance = false
+            var lastLine: String?
             for (heldVersion, heldView) in batch.views {
                 let toldBefore = lock.withLock { self.version }
                 // The person's own changes that this view is the first to hold.
@@ -116,11 +117,17 @@ final class LiveNews: @unchecked Sendable {
                         toldOlderBalance = true
                     }
                 }
-                if !lines.isEmpty { print(lines) }
+                if !lines.isEmpty {
+                    print(lines)
+                    lastLine = lines.last
+                }
                 printed = true
             }
-            if toldOlderBalance, let newest = batch.views.last {
-                print([PlayView(json: newest.view, style: style).pointsLine()])
+            // The newest view's balance, unless it was just told, or that view is itself older
+            // than the person's change (its patches held back): the reply's balance stands then.
+            if toldOlderBalance, let newest = batch.views.last, newest.version >= newestOwn {
+                let balance = PlayView(json: newest.view, style: style).pointsLine()
+                if lastLine != balance { print([balance]) }
             }
         }
     }

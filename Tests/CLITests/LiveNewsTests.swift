@@ -57,6 +57,36 @@ import Testing
         #expect(balances.last?.contains("Points: 55 ✦") == true, "the last balance told is the current one: \(mia.output.text)")
     }
 
+    /// The same, when a later change of someone else's comes in the patch with the person's own:
+    /// the current balance is told once.
+    @Test func theCurrentBalanceIsToldOnceWhenNewsFollowsTheOwnChange() throws {
+        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
+        let fake = Self.miaServer(answering: "complete_challenge") { id in
+            [["push": "patch", "from": 1, "to": 2, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 20],
+                 ["op": "replace", "path": "/game/earned", "value": 20]]],
+             // Her completion (version 3) and an adjustment of 10 after it (version 4), together.
+             ["push": "patch", "from": 2, "to": 4, "ops": [
+                 ["op": "replace", "path": "/game/points", "value": 65],
+                 ["op": "replace", "path": "/game/earned", "value": 65],
+                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
+                 ["op": "add", "path": "/timeline/-", "value": entry]]],
+             ["id": id, "ok": true, "version": 3, "result": ["challenge": "c02", "points": 55]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"],
+                                home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c02 done")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        let balances = mia.output.text.split(separator: "\n").filter { $0.contains("Points: ") }
+        #expect(balances.last?.contains("Points: 65 ✦") == true, "\(mia.output.text)")
+        #expect(balances.filter { $0.contains("Points: 65 ✦") }.count == 1, "told once: \(mia.output.text)")
+        #expect(!balances.contains { $0.contains("Points: 20 ✦") }, "no balance older than the reply's: \(mia.output.text)")
+    }
+
     /// Two adjustments committed together reach a subscriber as one patch: told as their sum,
     /// said to be one.
     @Test func adjustmentsMergedInOnePatchAreToldAsASum() throws {

@@ -150,6 +150,21 @@ import Testing
         #expect(!serve.stdout.contains("listening on"))
     }
 
+    /// A data directory on another disk, reached by a symbolic link, is a directory.
+    @Test func aDataDirectoryBehindASymbolicLinkIsUsed() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.path + "/real", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: dir.path + "/real")
+        let server = try ServerHarness(dataDirectory: dir.path + "/link")
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        try admin.ok("adjust_points", ["delta": 1, "reason": "through the link"])
+        try server.stop()
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/real/birthdayquest.sqlite"))
+    }
+
     @Test func serveNamesADataDirectoryThatIsAFileOrCannotBeMade() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
