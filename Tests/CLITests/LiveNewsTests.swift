@@ -32,59 +32,49 @@ import Testing
     /// Someone else's change that committed before the person's own is told after the reply:
     /// the balance it ends with must not be older than the one the reply gave.
     @Test func newsOlderThanTheOwnChangeEndsWithTheCurrentBalance() throws {
-        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
-                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
-        let fake = Self.miaServer(answering: "complete_challenge") { id in
-            [["push": "patch", "from": 1, "to": 2, "ops": [
-                 ["op": "replace", "path": "/game/points", "value": 20],
-                 ["op": "replace", "path": "/game/earned", "value": 20]]],
-             ["push": "patch", "from": 2, "to": 3, "ops": [
-                 ["op": "replace", "path": "/game/points", "value": 55],
-                 ["op": "replace", "path": "/game/earned", "value": 55],
-                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                 ["op": "add", "path": "/timeline/-", "value": entry]]],
-             ["id": id, "ok": true, "version": 3, "result": ["challenge": "c02", "points": 55]]]
-        }
-        defer { fake.stop() }
-        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"],
-                                home: try makeTemporaryDirectory())
-        #expect(mia.output.waitFor("Type help for commands."))
-        mia.send("complete c02 done")
-        #expect(mia.output.waitFor("Points: 55 ✦"), "\(mia.output.text)")
-        #expect(mia.output.waitFor("The organizer adjusted the points: +20 ✦"), "\(mia.output.text)")
-        #expect(mia.finish() == 0)
-        let balances = mia.output.text.split(separator: "\n").filter { $0.contains("Points: ") }
-        #expect(balances.last?.contains("Points: 55 ✦") == true, "the last balance told is the current one: \(mia.output.text)")
+        let balances = try Self.balancesToldAfterCompleting(committedAt: 3, finalVersion: 3, finalPoints: 55,
+                                                            expecting: "The organizer adjusted the points: +20 ✦")
+        #expect(balances.last?.contains("Points: 55 ✦") == true, "the last balance told is the current one: \(balances)")
     }
 
     /// The same, when a later change of someone else's comes in the patch with the person's own:
     /// the current balance is told once.
     @Test func theCurrentBalanceIsToldOnceWhenNewsFollowsTheOwnChange() throws {
+        // Her completion (version 3) and an adjustment of 10 after it (version 4), in one patch.
+        let balances = try Self.balancesToldAfterCompleting(committedAt: 3, finalVersion: 4, finalPoints: 65,
+                                                            expecting: "The organizer adjusted the points: +10 ✦")
+        #expect(balances.last?.contains("Points: 65 ✦") == true, "\(balances)")
+        #expect(balances.filter { $0.contains("Points: 65 ✦") }.count == 1, "told once: \(balances)")
+        #expect(!balances.contains { $0.contains("Points: 20 ✦") }, "no balance older than the reply's: \(balances)")
+    }
+
+    /// Mia completes c02 (+35) while the organizer adds 20 just before (version 2); the patch
+    /// with her completion reaches `finalVersion` at `finalPoints`. The lines with a balance
+    /// that `bq play` printed, in order.
+    static func balancesToldAfterCompleting(committedAt version: Int, finalVersion: Int, finalPoints: Int,
+                                            expecting news: String) throws -> [String] {
         let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
-        let fake = Self.miaServer(answering: "complete_challenge") { id in
+        let fake = miaServer(answering: "complete_challenge") { id in
             [["push": "patch", "from": 1, "to": 2, "ops": [
                  ["op": "replace", "path": "/game/points", "value": 20],
                  ["op": "replace", "path": "/game/earned", "value": 20]]],
-             // Her completion (version 3) and an adjustment of 10 after it (version 4), together.
-             ["push": "patch", "from": 2, "to": 4, "ops": [
-                 ["op": "replace", "path": "/game/points", "value": 65],
-                 ["op": "replace", "path": "/game/earned", "value": 65],
+             ["push": "patch", "from": 2, "to": .int(finalVersion), "ops": [
+                 ["op": "replace", "path": "/game/points", "value": .int(finalPoints)],
+                 ["op": "replace", "path": "/game/earned", "value": .int(finalPoints)],
                  ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
                  ["op": "add", "path": "/timeline/-", "value": entry]]],
-             ["id": id, "ok": true, "version": 3, "result": ["challenge": "c02", "points": 55]]]
+             ["id": id, "ok": true, "version": .int(version), "result": ["challenge": "c02", "points": 55]]]
         }
         defer { fake.stop() }
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"],
                                 home: try makeTemporaryDirectory())
         #expect(mia.output.waitFor("Type help for commands."))
         mia.send("complete c02 done")
-        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 55 ✦"), "the reply: \(mia.output.text)")
+        #expect(mia.output.waitFor(news), "\(mia.output.text)")
         #expect(mia.finish() == 0)
-        let balances = mia.output.text.split(separator: "\n").filter { $0.contains("Points: ") }
-        #expect(balances.last?.contains("Points: 65 ✦") == true, "\(mia.output.text)")
-        #expect(balances.filter { $0.contains("Points: 65 ✦") }.count == 1, "told once: \(mia.output.text)")
-        #expect(!balances.contains { $0.contains("Points: 20 ✦") }, "no balance older than the reply's: \(mia.output.text)")
+        return mia.output.text.split(separator: "\n").map(String.init).filter { $0.contains("Points: ") }
     }
 
     /// Two adjustments committed together reach a subscriber as one patch: told as their sum,
