@@ -24,6 +24,11 @@ extension GameClient {
             first.close()
             markNeverStarted()
             if case ClientError.serverFull(let message) = error { throw .serverFull(message) }
+            // Connected, then silence: something holds the port but does not answer.
+            if let silence = error as? SocketError, silence.kind == .timedOut {
+                throw .connectFailed("\(host):\(port) took the connection but did not answer in time "
+                    + "(a server that is stopped or overloaded, or not a bq server)")
+            }
             throw .connectFailed("\(error)")
         }
         markReady(first)

@@ -26,6 +26,18 @@ import Testing
         #expect(result.err.contains("no reply to subscribe in time"), "\(result.err)")
     }
 
+    /// Something that takes the connection and then says nothing (a server stopped with
+    /// Ctrl-Z, say) is told apart from nothing listening at all.
+    @Test func aServerThatTakesTheConnectionButDoesNotAnswerIsSaidToBeSo() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let fake = FakeServer(hello: hello, answersPing: { _, _ in false }) { _ in [] }
+        defer { fake.stop() }
+        let result = try BQProcess.run(["admin", "status", "--port", String(fake.port), "--key", "k", "--timeout", "1"])
+        #expect(result.status == 2, "\(result.err)")
+        #expect(result.err.contains("took the connection but did not answer in time"), "\(result.err)")
+        #expect(!result.err.contains("timed out"), "\(result.err)")
+    }
+
     /// `bq admin` whose sign-in gets no answer has no server to talk to (2), as `bq play` says;
     /// 1 is for a refusal.
     @Test func anAdminSignInThatGetsNoReplyIsExitTwo() throws {
