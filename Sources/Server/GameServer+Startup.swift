@@ -38,6 +38,13 @@ extension GameServer {
             } else {
                 logger.notice("admin key is in \(file) (readable by its owner only)")
             }
+        } else if let kept = FileManager.default.contents(atPath: config.adminKeyPath),
+                  String(decoding: kept, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) != key.key {
+            // `bq admin --data DIR` reads that file: it would sign in with the wrong key.
+            logger.warning("""
+                the admin key is the configured one (admin_key or BQ_ADMIN_KEY), not the one in \(config.adminKeyPath): \
+                bq admin --data signs in with that file's key, which this server refuses; give bq admin --key instead
+                """)
         }
         return key.key
     }
@@ -55,8 +62,10 @@ extension GameServer {
     static func loadGames(_ config: ServerConfig, from store: EventStore, seed: GameLoader.Seed, now: Millis,
                                   logger: Logger) throws -> [String: GameLoader.Loaded] {
         var loaded: [String: GameLoader.Loaded] = [:]
+        var played: [String] = []
         for game in Set(config.games + [config.defaultGame]) {
             let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
+            if found.state.version > 0 { played.append(game) }
             let seeded: GameState
             do {
                 seeded = try GameLoader.seedIfEmpty(game: game, state: found.state, seed: seed, store: store, now: now)
@@ -66,7 +75,30 @@ extension GameServer {
             if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
+        warnIfSeedUnused(seed, games: played.sorted(), loaded: loaded, logger: logger)
         return loaded
+    }
+
+    /// A seed applies only to a game with no events. An organizer who edits the seed, or names
+    /// another one, for a data directory that already holds the game would otherwise play the
+    /// old game without a word. (The built-in seed, used when none is named, is not checked.)
+    private static func warnIfSeedUnused(_ seed: GameLoader.Seed, games played: [String],
+                                         loaded: [String: GameLoader.Loaded], logger: Logger) {
+        guard !played.isEmpty, !seed.isBuiltIn else { return }
+        let hash: String
+        do {
+            hash = try seed.content().hash
+        } catch {
+            logger.warning("the seed \(seed.source) is not used, and could not be read anyway: \(error)")
+            return
+        }
+        let others = played.filter { loaded[$0]?.state.seedHash != hash }
+        guard !others.isEmpty else { return }
+        logger.warning("""
+            the seed \(seed.source) is not used: \(others.joined(separator: ", ")) already \(others.count == 1 ? "has" : "have") \
+            events, seeded from other content. A seed applies only to a game with no events; to play this one, \
+            start with a new --data directory
+            """)
     }
 
     /// The first connection to the log checks its integrity; the others need not again.

@@ -26,6 +26,19 @@ struct PlayDeviceFile {
         return (base as NSString).appendingPathComponent("bq/play-\(String(safeHost))-\(port)-\(game ?? "default").json")
     }
 
+    /// Device files of the same game kept beside `path` for other server addresses or ports:
+    /// a character this device claimed before the organizer moved the server (another port, a
+    /// new address from the router) is held by the device saved there.
+    static func others(besides path: String, game: String?) -> [String] {
+        let directory = (path as NSString).deletingLastPathComponent
+        let suffix = "-\(game ?? "default").json"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix("play-") && $0.hasSuffix(suffix) }
+            .map { (directory as NSString).appendingPathComponent($0) }
+            .filter { $0 != path }
+            .sorted()
+    }
+
     /// Reads the file, or starts a new one with a fresh device id (saved at once). A file that
     /// is there but is not a device file is refused, not replaced: `--device-file` may name
     /// something else of the person's by mistake.

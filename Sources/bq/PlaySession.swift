@@ -187,6 +187,12 @@ final class PlaySession: @unchecked Sendable {
                 }
                 refused(error.description)
                 guard error.refusal != nil else { return .noAnswer }
+                if error.refusal?.code == "already_claimed" {
+                    for other in PlayDeviceFile.others(besides: file.path, game: game) {
+                        refused("If \(id) is yours from an earlier start at another address or port, this device may be "
+                            + "saved for it in \(other): start with --device-file \(other)")
+                    }
+                }
                 guard mode == .interactive else {
                     if error.refusal?.code == "already_claimed" {
                         refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "

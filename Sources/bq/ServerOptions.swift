@@ -7,7 +7,7 @@ import Server
 /// `verify`). Precedence: flags, then environment variables, then the config file, then
 /// built-in defaults.
 struct DataOptions: ParsableArguments {
-    @Option(help: "Data directory (default ./data; bq serve creates it when missing).") var data: String?
+    @Option(help: "Data directory (default: the config's data, else ./data; bq serve creates it when missing).") var data: String?
     @Option(help: "Config file (default config/server.json when present).") var config: String?
 
     /// The settings, or, when any source has a bad one, a line naming it on stderr and exit

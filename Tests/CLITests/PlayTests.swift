@@ -357,6 +357,29 @@ import Testing
         #expect(piped.out.contains("Completed “Paddle to Heron Island”"), "\(piped.out)")
     }
 
+    /// The device is saved per server address and port: after the organizer moves the server,
+    /// a player whose character is "claimed by another device" is pointed at the file that
+    /// holds the device it was claimed with.
+    @Test func aCharacterClaimedBeforeTheServerMovedPointsAtItsDeviceFile() throws {
+        let first = try ServerProcess()
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + first.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+        first.stop()
+        let moved = try ServerProcess(dataDirectory: first.dataDirectory)
+        defer { moved.stop() }
+        // Port 0 picks a free port: the freed one again is possible, if unlikely, and then
+        // the server has not moved.
+        guard moved.port != first.port else { return }
+        let stranger = try BQProcess.run(["play"] + moved.address + ["--character", "mia", "whoami"], home: home)
+        #expect(stranger.status == 1, "\(stranger.err)")
+        let saved = home.appendingPathComponent(".config/bq/play-127.0.0.1-\(first.port)-default.json").path
+        #expect(stranger.err.contains("start with --device-file \(saved)"), "\(stranger.err)")
+        let back = try BQProcess.run(["play"] + moved.address + ["--device-file", saved, "whoami"], home: home)
+        #expect(back.status == 0, "\(back.err)")
+        #expect(back.out.contains("Mia"), "\(back.out)")
+    }
+
     /// Ids and names are what the screens show, in whatever case they are typed.
     @Test func charactersAndIdsAreFoundInAnyCase() throws {
         let server = try ServerProcess()

@@ -246,6 +246,50 @@ import Testing
         try back.stop()
     }
 
+    /// A seed applies only to a game with no events: one named for a data directory that holds
+    /// the game already is said not to be used, rather than ignored without a word.
+    @Test func aSeedNamedForAGameAlreadyPlayedIsSaidNotToBeUsed() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try BQProcess(dataDirectory: dir.path + "/data")
+        first.signal(SIGTERM)
+        #expect(first.waitForExit() == .exited(0))
+
+        var seed = try String(contentsOfFile: Repo.seedPath, encoding: .utf8)
+        seed = seed.replacingOccurrences(of: "Sunrise Swim", with: "Sunrise Paddle")
+        try seed.write(toFile: dir.path + "/edited.json", atomically: true, encoding: .utf8)
+        for (path, said) in [(Repo.seedPath, nil), (dir.path + "/edited.json", "is not used: main already has events"),
+                             (dir.path + "/missing.json", "is not used, and could not be read anyway")] {
+            let log = dir.path + "/serve-\(UUID().uuidString).log"
+            let again = try BQProcess(dataDirectory: dir.path + "/data", logFile: log, seedPath: path)
+            again.signal(SIGTERM)
+            #expect(again.waitForExit() == .exited(0))
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let said {
+                #expect(text.contains(said), "\(path): \(text)")
+            } else {
+                #expect(!text.contains("is not used"), "the seed the game was made from: \(text)")
+            }
+        }
+    }
+
+    /// A configured admin key makes the data directory's `admin.key` wrong for `bq admin --data`:
+    /// said at start-up, not left for the organizer to find as "Wrong admin key".
+    @Test func aConfiguredAdminKeyBesideAnotherKeptOneIsPointedOut() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.path + "/data", withIntermediateDirectories: true)
+        let log = dir.path + "/serve.log"
+        for key in [ServerHarness.adminKey, "an-older-generated-key"] {
+            try Data((key + "\n").utf8).write(to: URL(fileURLWithPath: dir.path + "/data/admin.key"))
+            let bq = try BQProcess(dataDirectory: dir.path + "/data", logFile: log)
+            bq.signal(SIGTERM)
+            #expect(bq.waitForExit() == .exited(0))
+        }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(text.components(separatedBy: "not the one in").count - 1 == 1, "said once, for the key that differs: \(text)")
+    }
+
     /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
     @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
         let running = try TempDirectory(), copy = try TempDirectory()

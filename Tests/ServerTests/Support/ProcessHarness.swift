@@ -18,11 +18,12 @@ final class BQProcess: @unchecked Sendable {
     /// Without `waitsForAddress` the child is not waited for (its `port` is 0). Its log goes to
     /// `logFile` when given (at `logLevel`), else nowhere.
     init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil,
-         waitsForAddress: Bool = true, logFile: String? = nil, logLevel: String = "warning") throws {
+         waitsForAddress: Bool = true, logFile: String? = nil, logLevel: String = "warning",
+         seedPath: String = Repo.seedPath) throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
-        let arguments = [Repo.bqExecutable, "serve", "--data", dataDirectory, "--port", "0", "--seed", Repo.seedPath,
+        let arguments = [Repo.bqExecutable, "serve", "--data", dataDirectory, "--port", "0", "--seed", seedPath,
                          "--log-level", logLevel]
         var environment = ProcessInfo.processInfo.environment
         environment["BQ_ADMIN_KEY"] = ServerHarness.adminKey
