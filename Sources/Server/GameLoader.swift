@@ -64,7 +64,11 @@ public enum GameLoader {
         do {
             json = try JSONParser.parse(bytes, maxDepth: 64)
         } catch {
-            throw ServerError.startup("\(name): not valid JSON: \(error)")
+            // A person fixes a seed in a text editor: the line and column, beside the byte.
+            let before = bytes.prefix(min(error.offset, bytes.count))
+            let line = before.count { $0 == 0x0A } + 1
+            let column = before.count - ((before.lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0) + 1
+            throw ServerError.startup("\(name): not valid JSON: \(error) (line \(line), column \(column))")
         }
         do {
             let content = try SeedParser.parse(json, file: name)

@@ -174,7 +174,8 @@ func typeName(_ value: JSONValue) -> String {
 func describe(_ value: JSONValue) -> String {
     switch value {
     case .double(let number): return "\(number)"
-    case .string(let text): return "\"\(text)\""
+    // A number in quotes is text to JSON: said, since it looks like the number it is not.
+    case .string(let text): return "a string, \"\(text)\""
     default: return typeName(value)
     }
 }

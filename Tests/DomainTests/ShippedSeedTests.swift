@@ -106,6 +106,8 @@ import Views
                 == ["seed/birthdayquest.json: characters[1].name: must be a string, got a number"])
         #expect(try errors([.replace(path: "/challenges/2/points", value: 2.5)])
                 == ["seed/birthdayquest.json: challenges[2].points: must be a positive integer, got 2.5"])
+        #expect(try errors([.replace(path: "/challenges/2/points", value: "50")])
+                == ["seed/birthdayquest.json: challenges[2].points: must be a positive integer, got a string, \"50\""])
         #expect(try errors([.replace(path: "/rewards", value: ["r": 1])])
                 == ["seed/birthdayquest.json: rewards: must be an array, got an object"])
     }

@@ -15,6 +15,15 @@ import Testing
         #expect(message(readingSeed: dir.path + "/none.json") == "\(dir.path)/none.json: cannot read the seed file: No such file or directory")
     }
 
+    /// A seed is fixed in a text editor: a JSON mistake is placed by line and column.
+    @Test func aSeedThatIsNotJSONIsPlacedByLineAndColumn() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/broken.json"
+        try Data("{\n  \"title\": \"x\",\n  \"characters\": [ \"a\" \"b\" ]\n}\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(message(readingSeed: path) == "\(path): not valid JSON: unexpected character '\"' at byte 40 (line 3, column 23)")
+    }
+
     private func message(readingSeed path: String) -> String? {
         do {
             _ = try GameLoader.readSeed(path: path)
