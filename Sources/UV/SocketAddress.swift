@@ -134,3 +134,31 @@ func tcpAddress(_ handle: UnsafeMutablePointer<uv_tcp_t>, peer: Bool) -> sockadd
     }
     return status == 0 ? storage : nil
 }
+
+/// This machine's addresses that other machines may reach it by: every interface's IPv4
+/// address and every IPv6 one but link-local, loopback and the like left out. Empty when
+/// libuv cannot list them. Memory: libuv allocates the array and frees it here, before return.
+public func externalInterfaceAddresses() -> [String] {
+    var list: UnsafeMutablePointer<uv_interface_address_t>?
+    var count: Int32 = 0
+    guard uv_interface_addresses(&list, &count) == 0, let list else { return [] }
+    defer { uv_free_interface_addresses(list, count) }
+    var found: [String] = []
+    for entry in UnsafeBufferPointer(start: list, count: Int(count)) where entry.is_internal == 0 {
+        var storage = sockaddr_storage()
+        switch Int32(entry.address.address4.sin_family) {
+        case AF_INET:
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: entry.address.address4, as: sockaddr_in.self) }
+        case AF_INET6:
+            // fe80::/10 needs a scope to be typed, and another machine's player would not know it.
+            let first = entry.address.address6.sin6_addr.__in6_u.__u6_addr8.0
+            let second = entry.address.address6.sin6_addr.__in6_u.__u6_addr8.1
+            if first == 0xFE && second & 0xC0 == 0x80 { continue }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: entry.address.address6, as: sockaddr_in6.self) }
+        default:
+            continue
+        }
+        if let text = addressText(storage), !found.contains(text) { found.append(text) }
+    }
+    return found
+}

@@ -58,6 +58,15 @@ struct Serve: ParsableCommand {
         unblockSignals([SIGTERM, SIGINT])
         // The one line scripts and tests wait for.
         try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
+        // "0.0.0.0" is no address to give the players: the ones this machine has are.
+        if ["0.0.0.0", "::", "[::]"].contains(config.host) {
+            let addresses = externalInterfaceAddresses()
+            let said = addresses.isEmpty
+                ? "listening on every interface, but this machine has no address other machines could use"
+                : "players on other machines: bq play --host ADDRESS --port \(server.port), ADDRESS one of "
+                    + addresses.joined(separator: ", ")
+            logger.notice("\(said)")
+        }
         server.run()
     }
 }

@@ -290,6 +290,23 @@ import Testing
         #expect(text.components(separatedBy: "not the one in").count - 1 == 1, "said once, for the key that differs: \(text)")
     }
 
+    /// Listening on every interface, the server names the addresses players on other machines
+    /// can type: "0.0.0.0" is not one of them.
+    @Test func listeningOnEveryInterfaceNamesTheAddressesToGivePlayers() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let log = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_HOST": "0.0.0.0"],
+                               logFile: log, logLevel: "notice")
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // A machine with no network but loopback (a container, say) is told so instead.
+        #expect(text.contains("players on other machines: bq play --host ADDRESS --port \(bq.port), ADDRESS one of ")
+                || text.contains("this machine has no address other machines could use"), "\(text)")
+        #expect(!text.contains("127.0.0.1"), "loopback is no address for another machine: \(text)")
+    }
+
     /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
     @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
         let running = try TempDirectory(), copy = try TempDirectory()
