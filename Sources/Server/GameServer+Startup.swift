@@ -166,7 +166,20 @@ extension GameServer {
             loop.run()
             try? loop.close()
         }
-        try TCPServer(loop: loop, host: host, port: port) { $0.close() }.close()
+        do {
+            try TCPServer(loop: loop, host: host, port: port) { $0.close() }.close()
+        } catch {
+            throw listenError(error, host: host, port: port)
+        }
+    }
+
+    /// An address this machine does not have is a typo or an old address (the router gave the
+    /// machine another): said in those words, with the ones it has.
+    static func listenError(_ error: UVError, host: String, port: Int) -> any Error {
+        guard error.isAddressNotAvailable else { return error }
+        let own = externalInterfaceAddresses()
+        return ServerError.startup("Cannot listen on \(host):\(port): this machine has no address \(host)"
+            + (own.isEmpty ? "" : " (it has \(own.joined(separator: ", ")), and 127.0.0.1; 0.0.0.0 is all of them)"))
     }
 
     /// The log file, created its owner's alone; SQLite gives the WAL and its index the log's own

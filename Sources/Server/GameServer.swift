@@ -180,7 +180,11 @@ public final class GameServer {
             throw ServerError.startup("Cannot open the event log \(config.databasePath) for resumes: \(error)"
                 + Self.fullDiskHint(config.dataDirectory))
         }
-        listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
+        do {
+            listener = try TCPServer(loop: loop, host: config.host, port: config.port) { [unowned self] tcp in self.accept(tcp) }
+        } catch {
+            throw Self.listenError(error, host: config.host, port: config.port)
+        }
         listener?.onAcceptError = { [unowned self] error in self.acceptFailed(error) }
         port = listener!.localPort
     }

@@ -29,6 +29,8 @@ public struct UVError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// True when the code is `UV_ECANCELED`: the request was dropped because its handle closed.
     public var isCancelled: Bool { code == UV_ECANCELED.rawValue }
+    /// A bind to an address this machine does not have.
+    public var isAddressNotAvailable: Bool { code == UV_EADDRNOTAVAIL.rawValue }
 }
 
 /// Turns a libuv status into a typed throw; libuv reports failure as a negative return value.

@@ -307,6 +307,22 @@ import Testing
         #expect(!text.contains("127.0.0.1"), "loopback is no address for another machine: \(text)")
     }
 
+    /// An address the machine does not have (a typo, or one the router has since given to
+    /// someone else) is said in those words, not in libuv's.
+    @Test func anAddressThisMachineLacksIsSaidPlainly() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        for port in ["0", "7600"] {
+            // 203.0.113.0/24 is set aside for documentation: no machine has it.
+            let serve = try BQRun.run(["serve", "--host", "203.0.113.77", "--port", port, "--data", dir.path + "/data",
+                                       "--seed", Repo.seedPath], workingDirectory: dir.path, environment: Self.adminEnvironment)
+            #expect(serve.ending == .exited(1), "\(serve.stderr)")
+            #expect(serve.stderr.contains("Cannot listen on 203.0.113.77:\(port): this machine has no address 203.0.113.77"),
+                    "\(serve.stderr)")
+            #expect(!serve.stderr.contains("uv_tcp_bind"), "\(serve.stderr)")
+        }
+    }
+
     /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
     @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
         let running = try TempDirectory(), copy = try TempDirectory()
