@@ -231,7 +231,7 @@ struct PlayView {
 
     func dareStatus() -> [String] {
         guard let (id, dare) = myDare else {
-            return [style.bold("Your dare") + ": none yet. " + style.dim("dare save \"title\" \"description\" 50")]
+            return [style.bold("Your dare") + ": none yet. " + style.dim("dare save \"title\" \"description\" <25|50|75|100>")]
         }
         let status = dare["status"]?.stringValue ?? "?"
         let explained: String

@@ -48,6 +48,7 @@ import Testing
         theo.send("theo")
         #expect(theo.output.waitFor("You are now Theo (friend)."))
         #expect(theo.output.waitFor("Your dare: none yet."))
+        #expect(theo.output.waitFor("dare save \"title\" \"description\" <25|50|75|100>"), "the points a dare may have")
         #expect(theo.output.waitFor("Rewards you gave"))
         #expect(theo.output.waitFor("One Year of Chauffeur Service"))
         #expect(theo.finish() == 0)
