@@ -28,8 +28,10 @@ extension EventStore {
         guard !batch.isEmpty else { return [] }
         // A batch decided wholly before a failure it could not know of (the usual shape) does
         // not wait for the write lock only to be refused.
-        let fenced = batch.compactMap(fencedOff)
-        if fenced.count == batch.count { return fenced.map { .failed($0) } }
+        if !fencedEpochs.isEmpty {
+            let fenced = batch.compactMap(fencedOff)
+            if fenced.count == batch.count { return fenced.map { .failed($0) } }
+        }
         if options.readOnly {
             let error = StorageError(code: SQLITE_READONLY, message: "the store was opened read-only")
             return batch.map { _ in .failed(error) }
@@ -94,7 +96,10 @@ extension EventStore {
     }
 
     private func fencedOff(_ request: AppendRequest) -> StorageError? {
-        guard let epoch = request.epoch, let fenced = fencedEpochs[request.game], epoch <= fenced else { return nil }
+        // Empty but for a game whose commit failed: no lookup per request on the way to disk.
+        guard !fencedEpochs.isEmpty, let epoch = request.epoch, let fenced = fencedEpochs[request.game], epoch <= fenced else {
+            return nil
+        }
         return StorageError(code: SQLITE_ABORT, message: "not written: a request of game \"\(request.game)\" "
             + "decided before this one failed (epoch \(epoch), fenced through \(fenced))")
     }

@@ -25,16 +25,18 @@ public func systemErrorText(_ code: Int32) -> String {
 
 /// CLOCK_MONOTONIC in nanoseconds: for measuring, never for dates.
 public func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    nanoseconds(of: CLOCK_MONOTONIC)
 }
 
 /// CLOCK_BOOTTIME in nanoseconds: like the monotonic clock, it never jumps, but it also counts
 /// the time the machine was suspended (a laptop's lid closed).
 public func bootTimeNanoseconds() -> UInt64 {
+    nanoseconds(of: CLOCK_BOOTTIME)
+}
+
+private func nanoseconds(of clock: clockid_t) -> UInt64 {
     var now = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &now)
+    clock_gettime(clock, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 

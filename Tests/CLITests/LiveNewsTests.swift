@@ -53,17 +53,11 @@ import Testing
     /// that `bq play` printed, in order.
     static func balancesToldAfterCompleting(committedAt version: Int, finalVersion: Int, finalPoints: Int,
                                             expecting news: String) throws -> [String] {
-        let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
-                                "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
         let fake = miaServer(answering: "complete_challenge") { id in
             [["push": "patch", "from": 1, "to": 2, "ops": [
                  ["op": "replace", "path": "/game/points", "value": 20],
                  ["op": "replace", "path": "/game/earned", "value": 20]]],
-             ["push": "patch", "from": 2, "to": .int(finalVersion), "ops": [
-                 ["op": "replace", "path": "/game/points", "value": .int(finalPoints)],
-                 ["op": "replace", "path": "/game/earned", "value": .int(finalPoints)],
-                 ["op": "replace", "path": "/challenges/c02/status", "value": "completed"],
-                 ["op": "add", "path": "/timeline/-", "value": entry]]],
+             ["push": "patch", "from": 2, "to": .int(finalVersion), "ops": c02Completed(forced: false, points: finalPoints)],
              ["id": id, "ok": true, "version": .int(version), "result": ["challenge": "c02", "points": 55]]]
         }
         defer { fake.stop() }
@@ -288,11 +282,13 @@ import Testing
     }
 
     /// The patch ops of c02's completion (+35) in `view`, by Mia or forced by the organizer.
-    static func c02Completed(forced: Bool) -> JSONValue {
+    /// `points` is the balance (and the earned total) after the patch: 35, unless others' changes
+    /// ride in the same patch.
+    static func c02Completed(forced: Bool, points: Int = 35) -> JSONValue {
         let entry: JSONValue = ["seq": 1, "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
                                 "title": "Wisdom From Strangers", "subtitle": "+35 ✦", "from": .null]
-        return .array([["op": "replace", "path": "/game/points", "value": 35],
-                       ["op": "replace", "path": "/game/earned", "value": 35],
+        return .array([["op": "replace", "path": "/game/points", "value": .int(points)],
+                       ["op": "replace", "path": "/game/earned", "value": .int(points)],
                        ["op": "replace", "path": "/challenges/c02/status", "value": "completed"]]
                       + (forced ? [["op": "replace", "path": "/challenges/c02/forced", "value": true]] : [])
                       + [["op": "add", "path": "/timeline/-", "value": entry]])

@@ -41,10 +41,7 @@ import Testing
             first.stop()
             restarted?.stop()
         }
-        let mia = try TerminalProcess(["play", "--no-color"] + first.address + ["--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
-        first.stop()
-        #expect(mia.screen.waitFor("The server is stopping"), "\(mia.screen.text)")
+        let mia = try Self.playing("mia", whileStopping: first)
         mia.type("complete c05 done\r")
         #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
         mia.type("quit\r")
@@ -63,16 +60,25 @@ import Testing
     @Test func ctrlCNamesTheKeptChangeItGivesUp() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let mia = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
-        server.stop()
-        #expect(mia.screen.waitFor("The server is stopping"), "\(mia.screen.text)")
+        let mia = try Self.playing("mia", whileStopping: server)
         mia.type("complete c05 done\r")
         #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
         mia.type("\u{03}")
         #expect(mia.waitForExit() != nil)
         #expect(mia.errors.waitFor("Left with no answer to complete c05: it may or may not have been made"),
                 "\(mia.screen.text) \(mia.errors.text)")
+    }
+
+    /// `character`'s game open at a terminal, then `server` stopped under it: the game says so,
+    /// and keeps what is typed next.
+    static func playing(_ character: String, whileStopping server: ServerProcess,
+                        sourceLocation: SourceLocation = #_sourceLocation) throws -> TerminalProcess {
+        let player = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", character],
+                                         home: try makeTemporaryDirectory())
+        #expect(player.screen.waitFor("> "), "\(player.errors.text)", sourceLocation: sourceLocation)
+        server.stop()
+        #expect(player.screen.waitFor("The server is stopping"), "\(player.screen.text)", sourceLocation: sourceLocation)
+        return player
     }
 
     /// The organizer's tools in an open game keep a change made offline as the player's
@@ -84,10 +90,7 @@ import Testing
             first.stop()
             restarted?.stop()
         }
-        let sam = try TerminalProcess(["play", "--no-color"] + first.address + ["--character", "sam"], home: try makeTemporaryDirectory())
-        #expect(sam.screen.waitFor("> "), "\(sam.errors.text)")
-        first.stop()
-        #expect(sam.screen.waitFor("The server is stopping"), "\(sam.screen.text)")
+        let sam = try Self.playing("sam", whileStopping: first)
         sam.type("set-day 2\r")
         #expect(sam.screen.waitFor("No answer yet to set-day 2"), "\(sam.screen.text)")
         restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
@@ -102,10 +105,7 @@ import Testing
     @Test func anEditMadeOfflineSaysThatNothingWasSaved() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let sam = try TerminalProcess(["play", "--no-color"] + server.address + ["--character", "sam"], home: try makeTemporaryDirectory())
-        #expect(sam.screen.waitFor("> "), "\(sam.errors.text)")
-        server.stop()
-        #expect(sam.screen.waitFor("The server is stopping"), "\(sam.screen.text)")
+        let sam = try Self.playing("sam", whileStopping: server)
         sam.type("edit-challenge C05 --points 10\r")
         #expect(sam.screen.waitFor("challenge c05 could not be read as it stands, and nothing was saved"), "\(sam.screen.text)")
         sam.type("quit\r")

@@ -251,20 +251,13 @@ import Testing
     @Test func aSeedNamedForAGameAlreadyPlayedIsSaidNotToBeUsed() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let first = try BQProcess(dataDirectory: dir.path + "/data")
-        first.signal(SIGTERM)
-        #expect(first.waitForExit() == .exited(0))
-
+        _ = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data")
         var seed = try String(contentsOfFile: Repo.seedPath, encoding: .utf8)
         seed = seed.replacingOccurrences(of: "Sunrise Swim", with: "Sunrise Paddle")
         try seed.write(toFile: dir.path + "/edited.json", atomically: true, encoding: .utf8)
         for (path, said) in [(Repo.seedPath, nil), (dir.path + "/edited.json", "is not used: main already has events"),
                              (dir.path + "/missing.json", "is not used, and could not be read anyway")] {
-            let log = dir.path + "/serve-\(UUID().uuidString).log"
-            let again = try BQProcess(dataDirectory: dir.path + "/data", logFile: log, seedPath: path)
-            again.signal(SIGTERM)
-            #expect(again.waitForExit() == .exited(0))
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let text = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data", seedPath: path).log
             if let said {
                 #expect(text.contains(said), "\(path): \(text)")
             } else {
@@ -279,14 +272,11 @@ import Testing
         let dir = try TempDirectory()
         defer { dir.remove() }
         try FileManager.default.createDirectory(atPath: dir.path + "/data", withIntermediateDirectories: true)
-        let log = dir.path + "/serve.log"
+        var text = ""
         for key in [ServerHarness.adminKey, "an-older-generated-key"] {
             try Data((key + "\n").utf8).write(to: URL(fileURLWithPath: dir.path + "/data/admin.key"))
-            let bq = try BQProcess(dataDirectory: dir.path + "/data", logFile: log)
-            bq.signal(SIGTERM)
-            #expect(bq.waitForExit() == .exited(0))
+            text += try BQProcess.logOfAStart(dataDirectory: dir.path + "/data").log
         }
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(text.components(separatedBy: "not the one in").count - 1 == 1, "said once, for the key that differs: \(text)")
     }
 
@@ -295,14 +285,10 @@ import Testing
     @Test func listeningOnEveryInterfaceNamesTheAddressesToGivePlayers() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let log = dir.path + "/serve.log"
-        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_HOST": "0.0.0.0"],
-                               logFile: log, logLevel: "notice")
-        bq.signal(SIGTERM)
-        #expect(bq.waitForExit() == .exited(0))
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let (port, text) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data", environment: ["BQ_HOST": "0.0.0.0"],
+                                                     logLevel: "notice")
         // A machine with no network but loopback (a container, say) is told so instead.
-        #expect(text.contains("players on other machines: bq play --host ADDRESS --port \(bq.port), ADDRESS one of ")
+        #expect(text.contains("players on other machines: bq play --host ADDRESS --port \(port), ADDRESS one of ")
                 || text.contains("this machine has no address other machines could use"), "\(text)")
         #expect(!text.contains("127.0.0.1"), "loopback is no address for another machine: \(text)")
     }

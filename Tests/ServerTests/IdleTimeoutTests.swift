@@ -60,10 +60,8 @@ import Testing
         let probe = try server.connect()
         try probe.signInAsAdmin()
         let before = try probe.currentVersion()
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path)
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
         let id = try client.send("adjust_points", ["delta": 1, "reason": "slow commit"])
         // Once the server has read and decided it (a refused `expect` names the version commands
         // are decided at), idle time jumps far past the timeout: only the request in flight

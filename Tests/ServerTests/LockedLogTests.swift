@@ -32,10 +32,8 @@ import Testing
         let patchesBefore = watcher.patches
 
         // A second connection to the same file takes the write lock and keeps it.
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path)
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
 
         let keyed: [String: JSONValue] = ["delta": 25, "reason": "locked out", "idem": "retry-me"]
         let refused = try admin.call("adjust_points", keyed)
@@ -96,10 +94,8 @@ import Testing
         let start = try first.currentVersion()
         let viewAtStart = try #require(try first.ok("state")["result"]?["state"])
 
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path)
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
         // The same key from two connections of one identity while commits fail: neither commits.
         let keyed: [String: JSONValue] = ["delta": 5, "reason": "twice", "idem": "shared"]
         let a = try first.send("adjust_points", keyed)
@@ -147,10 +143,8 @@ import Testing
         let admin = try TestClient(port: bq.port)
         try admin.signInAsAdmin()
         try admin.ok("adjust_points", ["delta": 1, "reason": "before"])
-        let locker = try EventStore(path: dir.path + "/data/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path + "/data")
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
         for index in 0..<3 {
             #expect(try admin.call("adjust_points", ["delta": 1, "reason": .string("locked \(index)")]).errorCode == "unavailable")
         }
@@ -186,10 +180,8 @@ import Testing
         let day = try #require(try admin.ok("state")["result"]?["state"]?["game"]?["day"])
         let versionBefore = try admin.currentVersion()
 
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path)
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
         let noOp = try admin.send("set_day", ["day": day, "idem": "same-day"])
         // A round trip, so that the no-op is with the writer before the change is decided.
         _ = try watcher.ok("whoami")
@@ -224,10 +216,8 @@ import Testing
         defer { try? server.stop() }
         let mia = try server.connect()
         try mia.ok("claim", ["character": "mia", "device": "phone"])
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        let locker = try EventStore.holdingWriteLock(in: dir.path)
         defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
         let done: [String: JSONValue] = ["challenge": "c02", "proof": ["kind": "done"]]
         let first = try mia.send("complete_challenge", done)
         let second = try mia.send("complete_challenge", done)

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Testing
 
 /// The real `bq serve` executable as a child process, for signal tests.
 ///
@@ -143,6 +144,22 @@ final class BQProcess: @unchecked Sendable {
 
     deinit {
         if status.value == nil { kill(pid, SIGKILL) }
+    }
+}
+
+extension BQProcess {
+    /// Starts `bq serve` on `dataDirectory`, stops it with SIGTERM once it listens (expecting a
+    /// clean exit), and returns the port it listened on and what it logged at `logLevel`.
+    static func logOfAStart(dataDirectory: String, environment: [String: String] = [:], logLevel: String = "warning",
+                            seedPath: String = Repo.seedPath,
+                            sourceLocation: SourceLocation = #_sourceLocation) throws -> (port: Int, log: String) {
+        let file = NSTemporaryDirectory() + "bq-serve-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let bq = try BQProcess(dataDirectory: dataDirectory, environment: environment, logFile: file, logLevel: logLevel,
+                               seedPath: seedPath)
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0), sourceLocation: sourceLocation)
+        return (bq.port, (try? String(contentsOfFile: file, encoding: .utf8)) ?? "")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Domain
+@testable import EventLog
 import Logging
 import POSIXSupport
 @testable import Server
@@ -144,5 +145,21 @@ private final class StartOutcome: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return value
+    }
+}
+
+extension EventStore {
+    /// A second connection to the log in `dataDirectory` that takes SQLite's write lock and keeps
+    /// it, as a backup or a stray `sqlite3` shell would, until `executeForTesting("ROLLBACK")`.
+    static func holdingWriteLock(in dataDirectory: String) throws -> EventStore {
+        let locker = try EventStore(path: dataDirectory + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        do {
+            try locker.executeForTesting("BEGIN IMMEDIATE")
+        } catch {
+            locker.close()
+            throw error
+        }
+        return locker
     }
 }
