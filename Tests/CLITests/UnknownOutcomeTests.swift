@@ -63,6 +63,9 @@ import Testing
         let mia = try Self.playing("mia", whileStopping: server)
         mia.type("complete c05 done\r")
         #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
+        // At the prompt again, where Ctrl-C is a byte for the editor: this terminal is not the
+        // child's controlling one, so a Ctrl-C typed while the command still ran would reach no one.
+        #expect(mia.waitForLocalModes { $0 & tcflag_t(ISIG | ICANON) == 0 })
         mia.type("\u{03}")
         #expect(mia.waitForExit() != nil)
         #expect(mia.errors.waitFor("Left with no answer to complete c05: it may or may not have been made"),
