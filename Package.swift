@@ -50,7 +50,7 @@ let package = Package(
         ], swiftSettings: safe),
         .target(name: "Client", dependencies: ["JSON", "Protocol", "POSIXSupport"], swiftSettings: safe),
         .executableTarget(name: "bq", dependencies: [
-            "Server", "Client", "EventLog", "UV", "POSIXSupport", "Views", "Domain", "JSON",
+            "Server", "Client", "EventLog", "UV", "POSIXSupport", "Views", "Domain", "JSON", "Protocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -62,7 +62,7 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "Views", "JSON", "SeededRandom"], swiftSettings: strict),
-        .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain"], swiftSettings: strict),
+        .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "EventLogTests", dependencies: ["EventLog", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "UVTests", dependencies: ["UV", "POSIXSupport"], swiftSettings: strict),
         .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "UV", "POSIXSupport", "SeededRandom"], swiftSettings: strict),

@@ -57,6 +57,15 @@ extension JSONValue {
         writeMembers(kept, sortedKeys: true, into: &buffer)
     }
 
+    /// `writeSortedObject` for members held as a list with distinct keys (as
+    /// `JSONParser.parseObjectMembers` gives them): the same bytes as for the object they make.
+    public static func writeSortedObject(members: [(key: String, value: JSONValue)], omitting: (String) -> Bool = { _ in false },
+                                         into buffer: inout [UInt8]) {
+        var kept = members.filter { !omitting($0.key) }
+        kept.sort { $0.key < $1.key }
+        writeMembers(kept, sortedKeys: true, into: &buffer)
+    }
+
     /// `{"key":value,...}` for the members in the order given.
     private static func writeMembers(_ members: some Sequence<(key: String, value: JSONValue)>, sortedKeys: Bool,
                                      into buffer: inout [UInt8]) {

@@ -1,12 +1,32 @@
 import Domain
 import JSON
 
-/// Turns one parsed line into a typed request, or a failure that names the bad field.
+/// Turns one line into a typed request, or a failure that names the bad field.
 public enum RequestDecoder {
+    /// Decodes one line of the wire. An object's members are read as a list, not a dictionary
+    /// (`JSONParser.parseObjectMembers`); any other line is parsed again, to say what is wrong.
+    public static func decode(line: [UInt8], maxDepth: Int) -> Result<Request, RequestFailure> {
+        if let members = JSONParser.parseObjectMembers(line, maxDepth: maxDepth) {
+            return decode(MemberList(list: members))
+        }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(line, maxDepth: maxDepth)
+        } catch {
+            return .failure(RequestFailure(id: nil, error: ProtocolError(.badJSON, "Not a JSON object: \(error)")))
+        }
+        return decode(json)
+    }
+
+    /// Decodes one parsed line.
     public static func decode(_ json: JSONValue) -> Result<Request, RequestFailure> {
         guard case .object(let fields) = json else {
             return .failure(RequestFailure(id: nil, error: ProtocolError(.badJSON, "A request must be a JSON object")))
         }
+        return decode(fields)
+    }
+
+    private static func decode<Members: RequestMembers>(_ fields: Members) -> Result<Request, RequestFailure> {
         let id: RequestID
         switch fields["id"] {
         case .int(let number)?: id = .int(number)
@@ -28,7 +48,7 @@ public enum RequestDecoder {
         }
     }
 
-    private static func decode(_ fields: [String: JSONValue], id: RequestID) throws(ProtocolError) -> Request {
+    private static func decode<Members: RequestMembers>(_ fields: Members, id: RequestID) throws(ProtocolError) -> Request {
         let args = Arguments(fields: fields)
         guard let opValue = fields["op"] else { throw ProtocolError(.badRequest, "Missing field `op`") }
         guard case .string(let op) = opValue else { throw ProtocolError(.badRequest, "Field `op` must be a string") }
@@ -43,14 +63,12 @@ public enum RequestDecoder {
         var canonical: [UInt8] = []
         if idem != nil {
             canonical.reserveCapacity(256)
-            // A retry may spell 5 as 5.0: the same request (the argument is the integer 5).
-            let spelled = wholeNumbersAsIntegers(.object(fields))?.objectValue ?? fields
-            JSONValue.writeSortedObject(spelled, omitting: { $0 == "id" || $0 == "idem" || $0 == "expect" }, into: &canonical)
+            fields.writeCanonical(into: &canonical)
         }
         return Request(id: id, op: op, operation: operation, idem: idem, expect: expect, canonicalBytes: canonical)
     }
 
-    private static func operation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Operation {
+    private static func operation(_ op: String, _ args: Arguments<some RequestMembers>) throws(ProtocolError) -> Operation {
         switch op {
         case "ping": return .ping
         case "characters": return .characters(game: try args.optionalString("game", Limits.gameName))
@@ -81,7 +99,7 @@ public enum RequestDecoder {
         "set_day", "save_challenge", "save_reward",
     ]
 
-    static func mutation(_ op: String, _ args: Arguments) throws(ProtocolError) -> Command? {
+    static func mutation(_ op: String, _ args: Arguments<some RequestMembers>) throws(ProtocolError) -> Command? {
         switch op {
         case "complete_challenge":
             return .completeChallenge(challenge: try args.string("challenge"), proof: try args.proof(),
@@ -158,8 +176,8 @@ func wholeNumber(_ number: Double) -> Int? {
 let wholeNumberLimit = 1 << 53
 
 /// Typed access to a request's fields; every error names the field and what it must be.
-struct Arguments {
-    let fields: [String: JSONValue]
+struct Arguments<Members: RequestMembers> {
+    let fields: Members
     /// Where these fields sit in the request, for messages: `proof.` for the proof's own.
     var prefix = ""
 
@@ -259,7 +277,7 @@ struct Arguments {
         guard case .object(let proof)? = fields["proof"] else {
             throw ProtocolError(.badRequest, "Field `proof` must be an object: {\"kind\": \"photo\", \"url\"}, {\"kind\": \"text\", \"text\"} or {\"kind\": \"done\"}")
         }
-        let inner = Arguments(fields: proof, prefix: "proof.")
+        let inner = Arguments<[String: JSONValue]>(fields: proof, prefix: "proof.")
         switch proof["kind"] {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
@@ -277,7 +295,7 @@ struct Arguments {
         switch fields["option_b"] {
         case nil, .null?: return nil
         case .object(let option)?:
-            let inner = Arguments(fields: option, prefix: "option_b.")
+            let inner = Arguments<[String: JSONValue]>(fields: option, prefix: "option_b.")
             return OptionText(title: try inner.text("title", Limits.title), description: try inner.text("description", Limits.description))
         default: throw ProtocolError(.badRequest, "Field `option_b` must be null or an object {\"title\", \"description\"}")
         }
@@ -287,7 +305,7 @@ struct Arguments {
         switch fields["content"] {
         case nil, .null?: return nil
         case .object(let content)?:
-            let text = try Arguments(fields: content, prefix: "content.").optionalString("text", Limits.contentText)
+            let text = try Arguments<[String: JSONValue]>(fields: content, prefix: "content.").optionalString("text", Limits.contentText)
             var urls: [String] = []
             switch content["urls"] {
             case nil, .null?: break

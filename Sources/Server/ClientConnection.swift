@@ -87,13 +87,7 @@ final class ClientConnection {
     }
 
     private func incoming(line: [UInt8]) -> Incoming {
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(line, maxDepth: server.config.limits.maxJSONDepth)
-        } catch {
-            return .refusal(nil, ProtocolError(.badJSON, "Not a JSON object: \(error)"))
-        }
-        switch RequestDecoder.decode(json) {
+        switch RequestDecoder.decode(line: line, maxDepth: server.config.limits.maxJSONDepth) {
         case .failure(let failure):
             return .refusal(failure.id, failure.error)
         case .success(let request):

@@ -8,8 +8,8 @@ import POSIXSupport
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmarks: load over real TCP, the bare echo baseline, the event log.",
-        subcommands: [BenchLoad.self, BenchEcho.self, BenchRedis.self, BenchLog.self, BenchStartup.self, BenchEchoServer.self])
+        abstract: "Benchmarks: load over real TCP, the bare echo baseline, the event log, request decoding.",
+        subcommands: [BenchLoad.self, BenchEcho.self, BenchRedis.self, BenchLog.self, BenchStartup.self, BenchDecode.self, BenchEchoServer.self])
 }
 
 /// The load shape flags `load` and `echo` share.
