@@ -380,7 +380,10 @@ final class GameHub {
         }
         // Only to those attached to this game: a claim for this game from a connection of
         // another (refused, or before its sign-in) is answered here, but its view is that game's.
-        for connection in actors.values where connection.hub === self {
+        // A device cut off by these commits (a takeover, an unclaim) sees none of them: it gets
+        // its replies, then `bye`, below.
+        let revokes = done.contains { $0.events.contains(where: \.revokesTokens) }
+        for connection in actors.values where connection.hub === self && !(revokes && holdsRevokedToken(connection)) {
             if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection) }
         }
         for entry in done {
@@ -389,9 +392,11 @@ final class GameHub {
         }
         for barrier in barriers { finish(barrier, version: barrier.versionAfter) }
         for connection in actors.values { connection.flush() }
-        for (id, connection) in subscribers where actors[id] == nil { deliver(patches, to: connection) }
+        for (id, connection) in subscribers where actors[id] == nil && !(revokes && holdsRevokedToken(connection)) {
+            deliver(patches, to: connection)
+        }
 
-        if done.contains(where: { $0.events.contains(where: \.revokesTokens) }) { revokeStaleTokens() }
+        if revokes { revokeStaleTokens() }
         // Keys older than the window are forgotten so memory does not grow with the log.
         idempotency.forget(through: durable.version - server.config.idempotencyWindow)
     }
@@ -422,11 +427,12 @@ final class GameHub {
     }
 
     private func revokeStaleTokens() {
-        for connection in members.values {
-            guard case .character(let id, let tokenHash)? = connection.identity else { continue }
-            if durable.characters[id]?.tokenHashes.contains(tokenHash) != true {
-                connection.sayGoodbye(.unclaimed)
-            }
-        }
+        for connection in members.values where holdsRevokedToken(connection) { connection.sayGoodbye(.unclaimed) }
+    }
+
+    /// Signed in with a token the game no longer knows.
+    private func holdsRevokedToken(_ connection: ClientConnection) -> Bool {
+        guard case .character(let id, let tokenHash)? = connection.identity else { return false }
+        return durable.characters[id]?.tokenHashes.contains(tokenHash) != true
     }
 }

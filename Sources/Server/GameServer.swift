@@ -46,7 +46,7 @@ public final class GameServer {
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
     private var dirty: [ClientConnection] = []
     /// Commands decided this loop turn, for the writer in one hand-over.
-    private var appendsThisTurn: [(AppendRequest, @Sendable (AppendResult) -> Void)] = []
+    private var appendsThisTurn: [(request: AppendRequest, game: String, seq: UInt64)] = []
     private var nextConnectionNumber = 0
     private var acceptFailures = LogThrottle()
     private var commitFailures = LogThrottle()
@@ -362,13 +362,21 @@ public final class GameServer {
     /// Queues a command's events for the writer; they are handed over at the end of this loop
     /// turn together with everything else the turn decided.
     func append(_ request: AppendRequest, game: String, seq: UInt64) {
-        let inbox = self.inbox!
-        appendsThisTurn.append((request, { result in inbox.post(CommitOutcome(game: game, seq: seq, result: result)) }))
+        appendsThisTurn.append((request, game, seq))
     }
 
+    /// The turn's outcomes come back together: the last one wakes the loop, and the ones before
+    /// it wait unseen until then. So what a turn decided is published in one turn, and a device
+    /// cut off by one of its commits (`GameHub.publish`) sees none of the others. A turn larger
+    /// than one transaction (`max_batch_requests`) is answered when its last transaction is on disk.
     private func handAppendsToWriter() {
-        guard !appendsThisTurn.isEmpty else { return }
-        writer.submit(appendsThisTurn)
+        guard let last = appendsThisTurn.indices.last else { return }
+        let inbox = self.inbox!
+        writer.submit(appendsThisTurn.indices.map { index in
+            let (request, game, seq) = appendsThisTurn[index]
+            let hasMore = index < last
+            return (request, { result in inbox.post(CommitOutcome(game: game, seq: seq, result: result), hasMore: hasMore) })
+        })
         appendsThisTurn.removeAll(keepingCapacity: true)
     }
 

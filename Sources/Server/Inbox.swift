@@ -9,13 +9,25 @@ final class Inbox<Item: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
     private var items: [Item] = []
+    /// Posted with more to come: not taken, and no wake-up, until the last of them is posted.
+    private var held: [Item] = []
     private let wakeup: AsyncWakeup
 
     init(wakeup: AsyncWakeup) { self.wakeup = wakeup }
 
-    /// Worker thread.
-    func post(_ item: Item) {
+    /// Worker thread. With `hasMore`, `item` waits for the next post without it, so that the
+    /// loop takes a group whole.
+    func post(_ item: Item, hasMore: Bool = false) {
         lock.lock()
+        if hasMore {
+            held.append(item)
+            lock.unlock()
+            return
+        }
+        if !held.isEmpty {
+            items += held
+            held.removeAll(keepingCapacity: true)
+        }
         items.append(item)
         lock.unlock()
         wakeup.send()

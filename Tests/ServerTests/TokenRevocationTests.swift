@@ -46,4 +46,34 @@ import Testing
         let types = try admin.allEvents().compactMap { $0["type"]?.stringValue }
         #expect(types.last == "character_claimed")
     }
+
+    /// A device cut off by an unclaim gets its `bye`, and nothing of what was published with
+    /// the unclaim: here a new gift's content, which the organizer it no longer is would have
+    /// seen. The two are decided in one loop turn, so their outcomes come back together.
+    @Test func aDeviceCutOffGetsNothingCommittedWithItsUnclaim() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let oldDevice = try server.connect()
+        oldDevice.label = "old device"
+        try oldDevice.ok("claim", ["character": "sam", "device": "prank-phone"])
+        try oldDevice.subscribe()
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        // One write: decided in one loop turn, so published in one.
+        let gift: JSONValue = [
+            "id": 901, "op": "save_reward", "from": "Grandma Rosa", "title": "A late gift", "teaser": "Soon", "type": "text",
+            "cost": 10, "content": ["text": "CONTENT-AFTER-THE-UNCLAIM", "urls": []],
+        ]
+        try admin.sendRaw(Array((#"{"id":900,"op":"unclaim","character":"sam"}"# + "\n" + gift.serialized() + "\n").utf8))
+        #expect(try admin.reply(to: 900)["ok"] == true)
+        #expect(try admin.reply(to: 901)["ok"] == true)
+
+        let seen = try oldDevice.readToEOF().map { $0.serialized() }.joined(separator: "\n")
+        #expect(oldDevice.byeReason == "unclaimed")
+        #expect(!seen.contains("CONTENT-AFTER-THE-UNCLAIM"), "\(seen)")
+        // The organizer's view does hold it: the check above looks for something real.
+        #expect(try admin.ok("state").serialized().contains("CONTENT-AFTER-THE-UNCLAIM"))
+    }
 }
