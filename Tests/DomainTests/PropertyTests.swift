@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 import JSON
 import Testing
 import Views
@@ -24,7 +25,10 @@ import SeededRandom
         ]
         #expect(Set(play.events.map(\.type)) == expectedTypes, "seed \(seed): event types seen")
         #expect(play.rejectionsSeen == Set(RejectionCode.allCasesForTests), "seed \(seed): rejection codes seen")
-        #expect(play.events.count > Self.steps / 6, "seed \(seed): \(play.events.count) events")
+        #expect(play.events.count > Self.steps / 8, "seed \(seed): \(play.events.count) events")
+        // ... and spends much of it where a balance can run out.
+        #expect(play.stepsWithFewPoints > Self.steps / 10, "seed \(seed): \(play.stepsWithFewPoints) steps under 50 points")
+        #expect(play.refusedForPoints > 20, "seed \(seed): \(play.refusedForPoints) insufficient_points")
     }
 }
 
@@ -43,6 +47,10 @@ struct RandomPlay {
     var views: [Viewer: JSONValue]
     var now: Millis
     var rejectionsSeen: Set<RejectionCode> = []
+    /// How often the balance was low, and how often a command was refused for it: the
+    /// generator's reach, checked by the test.
+    var stepsWithFewPoints = 0
+    var refusedForPoints = 0
     /// The events of the current step, for the incremental view update.
     var produced: [Event] = []
     let log = FailureLog()
@@ -73,12 +81,14 @@ struct RandomPlay {
         switch result {
         case .failure(let rejection):
             rejectionsSeen.insert(rejection.code)
+            if rejection.code == .insufficientPoints { refusedForPoints += 1 }
             log.check(Self.codes(command).contains(rejection.code), "\(rejection) is not a code this command may give")
             log.check(!rejection.message.isEmpty, "a refusal without a message")
             // A refused command commits nothing: the state, and so the version, stays.
-            log.check(replay([], from: state) == before && state.version == events.count, "a refused command changed the game")
+            log.check(state == before && state.version == events.count, "a refused command changed the game")
         case .success(let produced):
             self.produced = produced
+            checkAmounts(produced, of: command, decidedOn: before)
             for event in produced {
                 log.check(event.at == now, "event time")
                 checkBadgeRule(event, command: command)
@@ -92,6 +102,34 @@ struct RandomPlay {
             log.check(state.version == before.version + produced.count, "version counts events")
         }
         checkInvariants(before: before)
+        if state.points < 50 { stepsWithFewPoints += 1 }
+    }
+
+    /// Points move by what the events say, and the events say what the game held when the
+    /// command was decided: a challenge's points, a reward's cost (none when forced without
+    /// deducting), the organizer's delta. Read from the events, not from `apply`, so a double
+    /// award or a wrong cost shows.
+    func checkAmounts(_ produced: [Event], of command: Command, decidedOn before: GameState) {
+        var moved = 0
+        for event in produced {
+            switch event.change {
+            case .challengeCompleted(let id, _, _, _, let points):
+                log.check(points == before.challenges[id]?.points, "\(id) completed for \(points) points")
+                moved += points
+            case .rewardUnlocked(let id, let cost, let forced):
+                var deducts = true
+                if forced, case .forceUnlock(_, let deduct) = command { deducts = deduct }
+                log.check(cost == (deducts ? before.rewards[id]?.cost : 0), "\(id) unlocked for \(cost)")
+                moved -= cost
+            case .pointsAdjusted(let delta, _):
+                if case .adjustPoints(let asked, _) = command { log.check(delta == asked, "adjusted by \(delta), asked \(asked)") }
+                moved += delta
+            default:
+                break
+            }
+        }
+        let after = produced.reduce(into: before) { $0.apply($1) }
+        log.check(after.points == before.points + moved, "points went from \(before.points) to \(after.points), the events say \(moved)")
     }
 
     /// The badge comes once: forced only by trigger_final_badge, otherwise only when
@@ -108,8 +146,8 @@ struct RandomPlay {
     }
 
     mutating func checkInvariants(before: GameState) {
-        // Points.
-        log.check(state.points == state.earned - state.spent && state.points >= 0, "points \(state.points)")
+        // Points (how much they move is checked against the events in `checkAmounts`).
+        log.check(state.points >= 0, "points \(state.points)")
         log.check(state.earned >= before.earned && state.spent >= before.spent, "earned and spent only grow")
 
         // Rewards and the badge.
@@ -141,6 +179,9 @@ struct RandomPlay {
         log.check(state.version == events.count, "version")
         if state.version != before.version {
             log.check(replay(events) == state, "replay differs")
+            // A snapshot (the server's start-up reads the newest) is the state, whole.
+            let snapshot = try? JSONDecoder().decode(GameState.self, from: JSONEncoder().encode(state))
+            log.check(snapshot == state, "the state does not survive a snapshot")
         }
 
         // A view is a pure function of the state, checked equal above when nothing was
@@ -172,8 +213,9 @@ struct RandomPlay {
         log.check(games.count == 1, "the game section differs between viewers")
     }
 
-    /// What a viewer must never see: locked content and undiscovered dares for the
-    /// birthday person, other people's drafts for friends.
+    /// What a viewer must never see: undiscovered dares for the birthday person, other
+    /// people's drafts for friends, a locked gift's content for anyone but its author (and
+    /// what each must see: their own drafts, every gift once it is unlocked).
     func checkHidden(_ view: JSONValue, for viewer: Viewer) {
         guard case .character(let id) = viewer, let role = state.characters[id]?.role, role != .organizer else { return }
         let challenges = view["challenges"]?.objectValue ?? [:]
@@ -190,9 +232,11 @@ struct RandomPlay {
         }
         if role == .birthday {
             log.check(!challenges.values.contains { ["draft", "delivered"].contains($0["status"]?.stringValue ?? "") }, "the birthday person sees a draft or delivered dare")
-            for (rewardID, reward) in view["rewards"]?.objectValue ?? [:] where reward["unlocked"] == false {
-                log.check(reward["content"] == nil, "the birthday person reads locked \(rewardID)")
-            }
+        }
+        // A locked gift's content: its own author's alone (the organizer returned above).
+        for (rewardID, reward) in view["rewards"]?.objectValue ?? [:] {
+            let readable = reward["unlocked"] == true || (role == .friend && state.rewards[rewardID]?.fromCharacter == id)
+            log.check((reward["content"] != nil) == readable, "\(id) and the content of \(rewardID)")
         }
     }
 

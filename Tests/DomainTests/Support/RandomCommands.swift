@@ -66,7 +66,12 @@ struct RandomCommands {
         case .triggerBadge:
             return .triggerFinalBadge
         case .adjust:
-            let delta = rng.weighted([(16, rng.int(-150...200)), (2, -rng.int(200...5_000)), (1, 0), (1, 1_000_000_001), (1, -1_000_000_000), (1, 1_000_000_000)])
+            // Pulled toward an empty balance, where the rules matter: to exactly zero, one past
+            // it, and the limits (refused, or more than any balance). A billion given is left
+            // to OrganizerTests: here it would lift the balance out of reach for good.
+            let points = state.points
+            let delta = rng.weighted([(14, rng.int(-200...200)), (2, -rng.int(200...5_000)), (3, -points), (2, -(points + 1)),
+                                      (1, 0), (1, 1_000_000_001), (1, -1_000_000_000)])
             return .adjustPoints(delta: delta, reason: rng.chance(5) ? "" : "because \(step)")
         case .setDay:
             return .setDay(rng.weighted([(8, rng.int(1...4)), (1, rng.pick([0, 367, -3])), (1, rng.int(1...366))]))
