@@ -25,6 +25,10 @@ struct BenchDecode: ParsableCommand {
         print("line                  server's road ns/line   JSON tree ns/line")
         for line in Self.mix {
             let bytes = Array(line.utf8)
+            let decoded = RequestDecoder.decode(line: bytes, maxDepth: 32)
+            guard case .success = decoded, decoded == RequestDecoder.decode((try? JSONParser.parse(bytes)) ?? .null) else {
+                throw ValidationError("The two roads do not decode the same request from \(line)")
+            }
             let road = measure { _ = RequestDecoder.decode(line: bytes, maxDepth: 32) }
             let tree = measure { _ = RequestDecoder.decode((try? JSONParser.parse(bytes, maxDepth: 32)) ?? .null) }
             let op = (try? JSONParser.parse(bytes))?["op"]?.stringValue ?? "?"

@@ -20,4 +20,14 @@ import Testing
         #expect(result["replayed"] == 0, "\(line)")
         #expect(result["serverCPUSeconds"] != nil, "\(line)")
     }
+
+    /// `bq bench decode` decodes the mix both ways (and stops if they differ): one row per line.
+    @Test func benchDecodeReportsEveryLineOfTheMix() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let run = try BQRun.run(["bench", "decode", "--lines", "1000"], workingDirectory: dir.path)
+        #expect(run.ending == .exited(0), "\(run.stderr)")
+        let rows = run.stdoutLines.dropFirst().map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(rows == ["adjust_points", "save_secret", "complete_challenge"], "\(run.stdout)")
+    }
 }
