@@ -69,7 +69,8 @@ private struct SeedReader {
 
     mutating func enumValue<E: RawRepresentable<String> & CaseIterable>(_ fields: [String: JSONValue], _ key: String, _ path: String, as: E.Type) -> E? {
         guard let raw = string(fields, key, path) else { return nil }
-        guard let value = E(rawValue: raw) else {
+        // Written by hand: `Easy` is meant as `easy`, as the console takes it.
+        guard let value = E(rawValue: raw) ?? E(rawValue: raw.lowercased()) else {
             problem("\(path).\(key)", "must be one of \(E.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(raw)\"")
             return nil
         }

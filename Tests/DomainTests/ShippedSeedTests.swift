@@ -117,6 +117,16 @@ import Views
                 == ["seed/birthdayquest.json: challenges[0].difficulty: must be one of easy, medium, hard, got \"extreme\""])
     }
 
+    @Test func enumValuesAreTakenInAnyCase() throws {
+        let parsed = try ShippedSeed.parse(patchedWith: [.replace(path: "/challenges/0/difficulty", value: "Easy"),
+                                                        .replace(path: "/challenges/0/category", value: "SOCIAL"),
+                                                        .replace(path: "/rewards/0/type", value: "Video")])
+        let content = try parsed.get()
+        #expect(content.challenges[0].fields.difficulty == .easy)
+        #expect(content.challenges[0].fields.category == .social)
+        #expect(content.rewards[0].fields.type == .video)
+    }
+
     @Test func aDuplicateIdIsAnError() throws {
         #expect(try errors([.replace(path: "/challenges/5/id", value: "c01")])
                 == ["seed/birthdayquest.json: challenges[5].id: duplicate id \"c01\""])
