@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 @testable import Server
 import Testing
 
@@ -22,6 +23,29 @@ import Testing
         let path = dir.path + "/broken.json"
         try Data("{\n  \"title\": \"x\",\n  \"characters\": [ \"a\" \"b\" ]\n}\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(message(readingSeed: path) == "\(path): not valid JSON: unexpected character '\"' at byte 40 (line 3, column 23)")
+    }
+
+    /// `bq seed` passes a valid seed and notes what the weekend would miss: a character
+    /// without a PIN, a PIN two share, rewards that cost far more than the challenges give.
+    @Test func bqSeedNotesMissingAndSharedPINsAndTheEconomy() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let shipped = try BQRun.run(["seed", Repo.seedPath], workingDirectory: dir.path)
+        #expect(shipped.ending == .exited(0))
+        #expect(shipped.stdoutLines.count == 1, "the shipped seed needs no note: \(shipped.stdout)")
+
+        var seed = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: Repo.seedPath))))
+        seed = try JSONPatch.apply([.remove(path: "/characters/0/pin"), .replace(path: "/characters/3/pin", value: "4242"),
+                                    .replace(path: "/characters/4/pin", value: "4242"), .replace(path: "/rewards/0/cost", value: 1000)], to: seed)
+        let path = dir.path + "/careless.json"
+        try Data(seed.serialized().utf8).write(to: URL(fileURLWithPath: path))
+        let careless = try BQRun.run(["seed", path], workingDirectory: dir.path)
+        #expect(careless.ending == .exited(0))
+        let notes = careless.stdoutLines.dropFirst()
+        #expect(notes.count == 3, "\(careless.stdout)")
+        #expect(notes.contains { $0.hasPrefix("note: no pin for mia:") }, "\(careless.stdout)")
+        #expect(notes.contains { $0.hasPrefix("note: theo and dani share a pin") }, "\(careless.stdout)")
+        #expect(notes.contains { $0.hasPrefix("note: the rewards cost 1525 points in all, 169% of the 900") }, "\(careless.stdout)")
     }
 
     private func message(readingSeed path: String) -> String? {
