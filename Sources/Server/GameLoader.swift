@@ -82,21 +82,21 @@ public enum GameLoader {
     /// The default path missing from the working directory means the copy built into the
     /// executable: a server started elsewhere still seeds the shipped game. Any other path
     /// that cannot be read is an error, as is a default path that exists but cannot be read.
-    final class Seed {
+    public final class Seed {
         let path: String
         let isBuiltIn: Bool
         /// Where the seed comes from, for the log and for errors.
-        let source: String
+        public let source: String
         private var read: (content: SeedContent, hash: String)?
 
-        init(path: String) {
+        public init(path: String) {
             self.path = path
             isBuiltIn = path == BuiltInSeed.path && !FileManager.default.fileExists(atPath: path)
             source = isBuiltIn
                 ? "the built-in seed (no \(path) in \(FileManager.default.currentDirectoryPath))" : path
         }
 
-        func content() throws -> (content: SeedContent, hash: String) {
+        public func content() throws -> (content: SeedContent, hash: String) {
             if let read { return read }
             let fresh = isBuiltIn
                 ? try parseSeed(Array(BuiltInSeed.text.utf8), name: "built-in \(path)")

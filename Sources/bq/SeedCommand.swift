@@ -10,12 +10,14 @@ struct SeedCommand: ParsableCommand {
             + "a weekend would miss: characters without a PIN, a PIN two characters share, and an economy "
             + "outside the rule of thumb (docs/seed.md).")
 
-    @Argument(help: "The seed file to check.") var file: String = "seed/birthdayquest.json"
+    @Argument(help: "The seed file to check (without one, and no seed/birthdayquest.json here, the seed built into bq, as bq serve takes it).")
+    var file: String = "seed/birthdayquest.json"
 
     func run() throws {
         do {
-            let (content, hash) = try GameLoader.readSeed(path: file)
-            print("\(file): ok: \(content.characters.count) characters, \(content.challenges.count) challenges, \(content.rewards.count) rewards; content hash \(hash.prefix(16))")
+            let seed = GameLoader.Seed(path: file)
+            let (content, hash) = try seed.content()
+            print("\(seed.source): ok: \(content.characters.count) characters, \(content.challenges.count) challenges, \(content.rewards.count) rewards; content hash \(hash.prefix(16))")
             for note in Self.notes(on: content) { print("note: \(note)") }
         } catch {
             print("\(error)")

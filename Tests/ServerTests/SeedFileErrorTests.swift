@@ -48,6 +48,16 @@ import Testing
         #expect(notes.contains { $0.hasPrefix("note: the rewards cost 1525 points in all, 169% of the 900") }, "\(careless.stdout)")
     }
 
+    /// Outside the repository `bq seed` checks what `bq serve` would seed there: the built-in copy.
+    @Test func bqSeedWithoutASeedHereChecksTheBuiltInOne() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let run = try BQRun.run(["seed"], workingDirectory: dir.path)
+        #expect(run.ending == .exited(0), "\(run.stdout)")
+        #expect(run.stdout.hasPrefix("the built-in seed (no seed/birthdayquest.json in "), "\(run.stdout)")
+        #expect(run.stdout.contains(": ok: 5 characters, 15 challenges, 9 rewards"), "\(run.stdout)")
+    }
+
     private func message(readingSeed path: String) -> String? {
         do {
             _ = try GameLoader.readSeed(path: path)
