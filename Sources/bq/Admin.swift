@@ -103,6 +103,7 @@ struct AdminConnectionOptions: ParsableArguments {
         do {
             var options = ClientOptions()
             options.requestTimeout = timeout
+            options.limitConnectTimeout(toSeconds: timeout)
             client = try GameClient.connect(host: host, port: port, options: options)
         } catch {
             // As `bq play`: 2 when there is no server to talk to, 1 when it says no.

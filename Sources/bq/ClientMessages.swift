@@ -134,6 +134,15 @@ func cannotConnectMessage(_ command: String, _ error: any Error, host: String, p
     return said + ". Is bq serve running at \(host):\(port)?"
 }
 
+extension ClientOptions {
+    /// `--timeout` shorter than the usual wait for a connection and the server's `hello` (a
+    /// script checking quickly whether the server is up) bounds that wait too; a longer one
+    /// is for replies, and a server that does not even say hello is told at once.
+    mutating func limitConnectTimeout(toSeconds seconds: Double) {
+        connectTimeoutMilliseconds = min(connectTimeoutMilliseconds, max(1, Int((seconds * 1000).rounded(.up))))
+    }
+}
+
 /// `--timeout` of `bq play` and `bq admin`: a wait Foundation can keep (`inf` crashed it).
 func validateTimeout(_ seconds: Double) throws {
     guard (0.1...86_400).contains(seconds) else {

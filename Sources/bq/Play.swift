@@ -59,6 +59,7 @@ struct Play: ParsableCommand {
             }
             var options = ClientOptions()
             options.requestTimeout = timeout
+            options.limitConnectTimeout(toSeconds: timeout)
             client = try GameClient.connect(host: host, port: port, options: options, onLine: rawLines)
         } catch {
             terminal.error(cannotConnectMessage("play", error, host: host, port: port))
