@@ -14,7 +14,7 @@ struct Play: ParsableCommand {
 
     @Option(help: "Server address.") var host = "127.0.0.1"
     @Option(help: "Server port.") var port = 4747
-    @Option(help: "Seconds to wait for each reply, reconnecting included (0.1 to 86400).") var timeout: Double = 30
+    @Option(help: "Seconds to wait for each reply, reconnecting included (0.1 to 86400); under 3, also for the connection and the server's hello.") var timeout: Double = 30
     @Option(help: "Game name (default: the server's default game).") var game: String?
     @Option(help: "Claim this character without asking (e.g. mia).") var character: String?
     @Option(help: "The character's PIN, to take it over from another device.") var pin: String?
