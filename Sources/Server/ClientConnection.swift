@@ -228,7 +228,9 @@ final class ClientConnection {
         hub.join(self)
         // A subscriber stays one, but its view is now someone else's: it starts over from a
         // snapshot of the new one (which names its viewer in `me`), then patches as before.
-        if viewChanges && subscribed {
+        // Not when a takeover published with the claim already revoked it: `bye` follows, and
+        // nothing of the state after the takeover may reach this device.
+        if viewChanges && subscribed && !hub.holdsRevokedToken(self) {
             let start = subscribe(since: nil, past: nil)
             push(start.push, version: hub.durable.version)
         }

@@ -431,7 +431,7 @@ final class GameHub {
     }
 
     /// Signed in with a token the game no longer knows.
-    private func holdsRevokedToken(_ connection: ClientConnection) -> Bool {
+    func holdsRevokedToken(_ connection: ClientConnection) -> Bool {
         guard case .character(let id, let tokenHash)? = connection.identity else { return false }
         return durable.characters[id]?.tokenHashes.contains(tokenHash) != true
     }

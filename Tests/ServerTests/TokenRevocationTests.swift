@@ -76,4 +76,59 @@ import Testing
         // The organizer's view does hold it: the check above looks for something real.
         #expect(try admin.ok("state").serialized().contains("CONTENT-AFTER-THE-UNCLAIM"))
     }
+
+    /// A device subscribed as Theo claims Priya, free, while her own device takes her back with
+    /// the PIN. When both claims are published together, the first device must not get Priya's
+    /// view as it stands after the takeover (a gift committed with it, here): its claim's reply,
+    /// then `bye`. The two land in one publish only when the server reads both claims in one turn,
+    /// so the race is run a number of times; each run checks every view the device got.
+    @Test func aClaimTakenOverInTheSameTurnShowsNothingAfterTheTakeover() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        for attempt in 1...20 {
+            try admin.ok("unclaim", ["character": "priya"])
+            try admin.ok("unclaim", ["character": "theo"])
+            let device = try server.connect()
+            device.label = "device, attempt \(attempt)"
+            try device.ok("claim", ["character": "theo", "device": .string("theo-\(attempt)")])
+            try device.subscribe()
+            let priya = try server.connect()
+            let gift: JSONValue = [
+                "id": 900, "op": "save_reward", "from": "Priya", "from_character": "priya", "title": .string("Late \(attempt)"),
+                "teaser": "t", "type": "text", "cost": 5, "content": ["text": .string("AFTER-THE-TAKEOVER-\(attempt)"), "urls": []],
+            ]
+            try device.sendRaw(Array((#"{"id":500,"op":"claim","character":"priya","device":"prank"}"# + "\n").utf8))
+            try priya.sendRaw(Array((#"{"id":1,"op":"claim","character":"priya","device":"priyas-phone","pin":"1964"}"# + "\n").utf8))
+            try admin.sendRaw(Array((gift.serialized() + "\n").utf8))
+            let takeover = try priya.reply(to: 1)
+            _ = try admin.reply(to: 900)
+
+            var seen: [JSONValue] = []
+            var claimed: JSONValue?
+            while claimed == nil, let message = try device.readMessage() {
+                if message["id"] == 500 { claimed = message } else { seen.append(message) }
+            }
+            guard let claimed, claimed["ok"] == true, takeover["ok"] == true,
+                  takeover.versionNumber > claimed.versionNumber else {
+                // Priya's own device came first: the prank claim was refused, and Theo's view goes on.
+                device.socket.close()
+                continue
+            }
+            let lost = takeover.versionNumber
+            seen += try device.readToEOF()
+            #expect(device.byeReason == "unclaimed", "attempt \(attempt)")
+            // Theo's view stays Theo's to see (that token still works); Priya's, once a snapshot
+            // switched to it, must stop short of the takeover.
+            var viewer = "theo"
+            for message in seen {
+                if message["push"] == "snapshot" { viewer = message["state"]?["me"]?["character"]?.stringValue ?? "?" }
+                guard viewer == "priya", let version = (message["version"] ?? message["to"])?.intValue else { continue }
+                #expect(version < lost, "attempt \(attempt): Priya's view at \(version), taken back at \(lost): \(message.serialized())")
+            }
+        }
+    }
 }
