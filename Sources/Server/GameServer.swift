@@ -366,9 +366,9 @@ public final class GameServer {
     }
 
     /// The turn's outcomes come back together: the last one wakes the loop, and the ones before
-    /// it wait unseen until then. So what a turn decided is published in one turn, and a device
-    /// cut off by one of its commits (`GameHub.publish`) sees none of the others. A turn larger
-    /// than one transaction (`max_batch_requests`) is answered when its last transaction is on disk.
+    /// it wait unseen until then. So what a turn decided is published in one turn, with one view
+    /// update and one patch per viewer. A turn larger than one transaction (`max_batch_requests`)
+    /// is answered when its last transaction is on disk.
     private func handAppendsToWriter() {
         guard let last = appendsThisTurn.indices.last else { return }
         let inbox = self.inbox!
