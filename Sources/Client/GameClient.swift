@@ -119,6 +119,12 @@ public final class GameClient: @unchecked Sendable {
         locked { pending.values.filter { $0.abandoned && $0.isMutation }.sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
     }
 
+    /// Every mutation sent and not yet answered, oldest first: the kept ones, and one a caller
+    /// is still waiting for. What a process that ends now leaves unknown.
+    public var unansweredMutations: [(op: String, args: [String: JSONValue])] {
+        locked { pending.values.filter(\.isMutation).sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
+    }
+
     /// Waits until the mirror is at `version` or later; false on timeout or close.
     @discardableResult
     public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {

@@ -78,6 +78,26 @@ public enum RawInput {
         exit(130)
     }
 
+    /// The terminal's Ctrl-C (sent as a signal while a command runs, between prompts) runs `body`
+    /// on a thread of its own and then ends the process as `interrupt()` does: the same last
+    /// words as a Ctrl-C at the prompt, which a signal handler could not say (it may run no
+    /// Swift code that locks or allocates). The handler only writes a byte to a pipe that the
+    /// thread waits on. Once per process; takes effect with the signal handlers (`enter()`).
+    public static func handInterrupts(to body: @escaping @Sendable () -> Void) {
+        var ends: [Int32] = [-1, -1]
+        guard RawState.interruptWriter.load(ordering: .sequentiallyConsistent) < 0, pipe(&ends) == 0 else { return }
+        let reader = ends[0]
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while read(reader, &byte, 1) < 0 && errno == EINTR {}
+            body()
+            interrupt()
+        }
+        thread.name = "bq-interrupt"
+        thread.start()
+        RawState.interruptWriter.store(ends[1], ordering: .sequentiallyConsistent)
+    }
+
     /// Ctrl-Z: stops the process as the terminal driver would have, the terminal given back to
     /// the shell meanwhile; raw input again once the shell continues it.
     public static func suspend() {
@@ -112,6 +132,14 @@ public enum RawInput {
                 continue
             }
             signal(number) { number in
+                // A Ctrl-C with a thread waiting for it (`handInterrupts`): that thread says the
+                // last words and ends the process.
+                let writer = RawState.interruptWriter.load(ordering: .sequentiallyConsistent)
+                if number == SIGINT && writer >= 0 {
+                    var byte: UInt8 = 0x03
+                    _ = write(writer, &byte, 1)
+                    return
+                }
                 // A signal handler: only async-signal-safe calls, on memory set up before it was
                 // installed. The terminal is not touched from a background process group (a
                 // stopped job killed from the shell would be stopped again by SIGTTOU); a
@@ -154,6 +182,8 @@ private enum RawState {
     static let installed = Atomic<Bool>(false)
     /// A line is being edited (the signal keys are off).
     static let typing = Atomic<Bool>(false)
+    /// The pipe's end a SIGINT is written to when `handInterrupts` waits for it; -1 when not.
+    static let interruptWriter = Atomic<Int32>(-1)
     /// Each fatal signal's action before ours, indexed by signal number.
     nonisolated(unsafe) static let previousActions: UnsafeMutablePointer<sigaction> = {
         let memory = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
@@ -169,5 +199,6 @@ private enum RawState {
         _ = exiting.load(ordering: .relaxed)
         _ = installed.load(ordering: .relaxed)
         _ = typing.load(ordering: .relaxed)
+        _ = interruptWriter.load(ordering: .relaxed)
     }
 }

@@ -113,7 +113,8 @@ func keptChangeMessage(_ command: String) -> String {
 /// Leaving gives up the changes kept for sending once the connection is back: a person at a
 /// terminal is asked first (`asking`); otherwise it is said, so that they are checked later.
 func mayLeaveKeptChanges(of client: GameClient, terminal: Terminal, asking: Bool, check: String) -> Bool {
-    let kept = client.keptMutations.map { commandWords($0.op, $0.args).terminalSafe }
+    // Leaving without asking (Ctrl-C, the end of input) may cut a command's own wait short too.
+    let kept = (asking ? client.keptMutations : client.unansweredMutations).map { commandWords($0.op, $0.args).terminalSafe }
     guard !kept.isEmpty else { return true }
     let list = kept.joined(separator: ", ")
     if asking, Terminal.stdinIsTerminal {

@@ -13,7 +13,7 @@ final class Terminal: @unchecked Sendable {
     private var editing: Editing?
     /// No more typing will be read (the process is ending): no prompt is drawn again.
     private var inputEnded = false
-    /// Said before Ctrl-C at the prompt ends the process.
+    /// Said before Ctrl-C ends the process.
     private var onInterrupt: (@Sendable () -> Void)?
 
     private struct Editing {
@@ -34,10 +34,13 @@ final class Terminal: @unchecked Sendable {
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
-    /// `body` runs when Ctrl-C at the prompt is about to end the process: the last words of a
-    /// session that leaves something behind (a change kept to be sent again).
+    /// `body` runs when Ctrl-C is about to end the process, at the prompt or while a command
+    /// runs: the last words of a session that leaves something behind (a change kept to be
+    /// sent again, or one still waiting for its answer).
     func whenInterrupted(_ body: @escaping @Sendable () -> Void) {
         lock.withLock { onInterrupt = body }
+        // The same words when Ctrl-C comes as the terminal's signal, while a command runs.
+        RawInput.handInterrupts { [self] in lock.withLock { onInterrupt }?() }
     }
 
     /// Whether a person is typing (prompts and questions make sense).

@@ -100,9 +100,10 @@ import Testing
     }
 
     /// SIGINT (what Ctrl-C sends while a command waits for the server: the terminal's signal
-    /// keys are on then) still ends `bq play` at once, and gives the terminal back. (This
-    /// pseudo-terminal is no one's controlling terminal, so the test sends the signal itself.)
-    @Test func anInterruptWhileACommandRunsEndsPlayAndGivesTheTerminalBack() throws {
+    /// keys are on then) still ends `bq play` at once, names the change whose answer it gives
+    /// up, and gives the terminal back. (This pseudo-terminal is no one's controlling terminal,
+    /// so the test sends the signal itself.)
+    @Test func anInterruptWhileACommandRunsEndsPlayNamesItsChangeAndGivesTheTerminalBack() throws {
         let release = DispatchSemaphore(value: 0)
         let fake = Self.slowToDiscover(release)
         defer {
@@ -116,6 +117,8 @@ import Testing
         kill(mia.process.processIdentifier, SIGINT)
         try #require(mia.waitForExit() != nil)
         #expect(mia.process.terminationReason == .uncaughtSignal && mia.process.terminationStatus == SIGINT)
+        // The change it cut short is named, as a Ctrl-C at the prompt names a kept one.
+        #expect(mia.errors.waitFor("Left with no answer to discover: it may or may not have been made"), "\(mia.errors.text)")
         let modes = try #require(mia.localModes())
         #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0 && modes & tcflag_t(ISIG) != 0)
     }
