@@ -29,14 +29,17 @@ public enum JSONParser {
 
     /// The members of the object `bytes` holds, in the order written (a repeated name keeps its
     /// last value, in its first place); `nil` when `bytes` is not an object or not valid JSON,
-    /// which `parse` then says why. Cheaper than `parse` for the requests of the wire: the top
+    /// which `parse` then says why, and when it has more than `maxMembers` distinct names,
+    /// which `parse` reads (each name is looked for among those before it: a line of thousands
+    /// would cost their square). Cheaper than `parse` for the requests of the wire: the top
     /// level becomes no dictionary, whose names would all be hashed to be read a few times.
-    /// Gives members exactly when `parse` gives an object, and the same ones.
-    public static func parseObjectMembers(_ bytes: [UInt8], maxDepth: Int = 64) -> [(key: String, value: JSONValue)]? {
+    /// Where it gives members, `parse` gives an object with the same ones.
+    public static func parseObjectMembers(_ bytes: [UInt8], maxDepth: Int = 64,
+                                          maxMembers: Int = 32) -> [(key: String, value: JSONValue)]? {
         guard maxDepth >= 1 else { return nil }
         // The object itself is the first level; its values may open the rest.
         var parser = Parser(bytes: bytes, maxDepth: maxDepth - 1)
-        return parser.parseObjectMembers()
+        return parser.parseObjectMembers(maxMembers: maxMembers)
     }
 }
 
@@ -84,7 +87,7 @@ private struct Parser {
         return value
     }
 
-    mutating func parseObjectMembers() -> [(key: String, value: JSONValue)]? {
+    mutating func parseObjectMembers(maxMembers: Int) -> [(key: String, value: JSONValue)]? {
         do throws(JSONParseError) {
             skipWhitespace()
             guard pos < bytes.count, bytes[pos] == ASCII.openBrace else { return nil }
@@ -101,6 +104,7 @@ private struct Parser {
                     if let earlier = members.firstIndex(where: { $0.key == key }) {
                         members[earlier].value = value
                     } else {
+                        guard members.count < maxMembers else { return nil }
                         members.append((key, value))
                     }
                     skipWhitespace()

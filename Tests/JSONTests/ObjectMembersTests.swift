@@ -3,13 +3,14 @@ import SeededRandom
 import Testing
 
 /// `parseObjectMembers` is `parse` for the requests of the wire, without a dictionary at the top:
-/// it must give members exactly when `parse` gives an object, and the same ones.
+/// it must give members exactly when `parse` gives an object of at most `maxMembers` names, and
+/// the same ones.
 @Suite struct ObjectMembersTests {
     /// True when both agree on `bytes`, at this depth limit.
     private func agrees(_ bytes: [UInt8], maxDepth: Int = 64) -> Bool {
         let members = JSONParser.parseObjectMembers(bytes, maxDepth: maxDepth)
         guard case .object(let object)? = try? JSONParser.parse(bytes, maxDepth: maxDepth) else { return members == nil }
-        guard let members else { return false }
+        guard let members else { return false }  // the random objects here have at most 6 names
         let keys = members.map(\.key)
         return Set(keys).count == keys.count && object == Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) })
     }
@@ -23,6 +24,18 @@ import Testing
         #expect(members.map(\.value) == [7, "ping", true, false, nil, 0, "é\n\"", [1, ["g": 2.5]]])
         #expect(try #require(JSONParser.parseObjectMembers(Array("{}".utf8))).isEmpty)
         #expect(agrees(text))
+    }
+
+    /// Past `maxMembers` names the list gives way to `parse`: a hostile line of thousands of
+    /// names must not cost their square on the loop thread.
+    @Test func manyNamesAreLeftToParse() {
+        let names = (0..<40).map { "\"k\($0)\":\($0)" }
+        let line = Array(("{" + names.joined(separator: ",") + "}").utf8)
+        #expect(JSONParser.parseObjectMembers(line, maxMembers: 40)?.count == 40)
+        #expect(JSONParser.parseObjectMembers(line, maxMembers: 39) == nil)
+        #expect(JSONParser.parseObjectMembers(line) == nil, "more than the default 32")
+        let repeated = Array(("{" + Array(repeating: #""a":1"#, count: 100).joined(separator: ",") + "}").utf8)
+        #expect(JSONParser.parseObjectMembers(repeated)?.count == 1, "one name, however often")
     }
 
     @Test func aRepeatedNameKeepsItsLastValueAsParseDoes() throws {

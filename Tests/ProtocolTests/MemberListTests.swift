@@ -24,7 +24,9 @@ import Testing
         #"{"id":3,"op":"unlock_reward","reward":"r1","idem":"k3"}"#,
         #"{"id":4,"op":"complete_challenge","challenge":"c01","proof":{"kind":"text","text":"x"},"idem":"k4","option":"b"}"#,
         #"{"id":5.0,"op":"save_reward","from":"Mia","title":"T","teaser":"t","type":"text","cost":3e1,"content":{"urls":[]},"idem":"k5"}"#,
-        #"{"id":4,"op":"state"}"#, #"{"id":5,"op":"subscribe","since":12}"#, #"{"id":6,"op":"auth","token":"t"}"#,
+        #"{"id":4,"op":"state"}"#,
+        "{\"id\":8,\"op\":\"adjust_points\",\"delta\":2,\"reason\":\"many\",\"idem\":\"k8\","
+            + (0..<40).map { "\"x\($0)\":\($0)" }.joined(separator: ",") + "}", #"{"id":5,"op":"subscribe","since":12}"#, #"{"id":6,"op":"auth","token":"t"}"#,
     ])
     func requestsDecodeAsThroughTheTree(line: String) throws {
         let bytes = Array(line.utf8)
