@@ -13,9 +13,10 @@ import Synchronization
 /// so that a shell is never left without its echo.
 ///
 /// Main thread only, but for the exit and signal paths, which read `RawState` alone (atomics),
-/// and the thread `handInterrupts` starts, which ends the process as a Ctrl-C at the prompt does. It lives in
-/// this module, beside the loop's signal watchers, because its signal handlers and its `atexit`
-/// callback are C callbacks over raw memory: the project keeps those in its thin system wrappers.
+/// and the thread `handInterrupts` starts, which ends the process as a Ctrl-C at the prompt
+/// does. It lives in this module, beside the loop's signal watchers, because its signal handlers
+/// and its `atexit` callback are C callbacks over raw memory: the project keeps those in its thin
+/// system wrappers.
 public enum RawInput {
     /// Sets raw input; false (nothing changed) when standard input is not a terminal, or the
     /// process is exiting.
