@@ -10,31 +10,57 @@ extension GameClient {
     // MARK: Connection lifecycle (reader thread, or the caller of `connect` before it starts)
 
     func start() throws(ClientError) {
-        let first: BlockingLineSocket
-        do {
-            first = try BlockingLineSocket(host: host, port: port,
-                                           connectTimeoutMilliseconds: options.connectTimeoutMilliseconds)
-        } catch {
-            markNeverStarted()
-            throw .connectFailed(error.description)
-        }
-        do {
-            try handshake(first)
-        } catch {
-            first.close()
-            markNeverStarted()
-            if case ClientError.serverFull(let message) = error { throw .serverFull(message) }
-            // Connected, then silence: something holds the port but does not answer.
-            if let silence = error as? SocketError, silence.kind == .timedOut {
-                throw .connectFailed("\(host):\(port) took the connection but did not answer in time "
-                    + "(a server that is stopped or overloaded, or not a bq server)")
+        // A connection taken and then dropped or left silent (a network that blinked, a server
+        // busy for a moment) is tried again, with the reconnects' backoff, for as long as a reply
+        // may take. Nothing listening is said at once: no server is there to wait for.
+        let deadline = Date().addingTimeInterval(options.requestTimeout)
+        var delay = options.initialBackoff
+        while true {
+            let first: BlockingLineSocket
+            do {
+                first = try BlockingLineSocket(host: host, port: port,
+                                               connectTimeoutMilliseconds: options.connectTimeoutMilliseconds)
+            } catch {
+                markNeverStarted()
+                throw .connectFailed(error.description)
             }
-            throw .connectFailed("\(error)")
+            do {
+                try handshake(first)
+                markReady(first)
+                let thread = Thread { [self] in readerMain(first) }
+                thread.name = "bq-client-reader"
+                thread.start()
+                return
+            } catch {
+                first.close()
+                if case ClientError.serverFull(let message) = error {
+                    markNeverStarted()
+                    throw .serverFull(message)
+                }
+                let pause = delay * Double.random(in: 0.8...1.2)
+                if Date().addingTimeInterval(pause) < deadline {
+                    Thread.sleep(forTimeInterval: pause)
+                    delay = min(delay * 2, options.maxBackoff)
+                    continue
+                }
+                markNeverStarted()
+                throw Self.connectionTakenButLost(error, host: host, port: port)
+            }
         }
-        markReady(first)
-        let thread = Thread { [self] in readerMain(first) }
-        thread.name = "bq-client-reader"
-        thread.start()
+    }
+
+    /// Why a connection the server took never became a session, in words for the person.
+    private static func connectionTakenButLost(_ error: any Error, host: String, port: Int) -> ClientError {
+        // Connected, then silence: something holds the port but does not answer.
+        if let silence = error as? SocketError, silence.kind == .timedOut {
+            return .connectFailed("\(host):\(port) took the connection but did not answer in time "
+                + "(a server that is stopped or overloaded, or not a bq server)")
+        }
+        if case ClientError.protocolViolation("the server closed the connection") = error {
+            return .connectFailed("\(host):\(port) took the connection and closed it before saying hello, again and again "
+                + "(a server stopping, or a network dropping connections)")
+        }
+        return .connectFailed("\(error)")
     }
 
     /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.

@@ -283,6 +283,19 @@ final class EventLog: @unchecked Sendable {
         }
         return true
     }
+
+    /// A first connection the server took and dropped before the session began (a network that
+    /// blinked at the start) is tried again within the wait for a reply, as a later one is.
+    @Test func aFirstConnectionDroppedBeforeItsSessionIsTriedAgain() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 7]
+        let fake = FakeServer(hello: hello, afterHello: { connection in connection <= 2 ? [FakeServer.hangUp] : [] }) { request in
+            [["id": request["id"] ?? .null, "ok": true, "version": 7, "result": [:]]]
+        }
+        defer { fake.stop() }
+        let client = try GameClient.connect(port: fake.port)
+        defer { client.close() }
+        #expect(try client.request("whoami").version == 7)
+    }
 }
 
 @Suite struct ClientGapTests {
