@@ -100,13 +100,13 @@ private let fieldWords = [
 /// What a one-shot or a script says of a change whose answer never came: the process ends
 /// here, so nothing will send it again, and all that is known is that it may have been made.
 func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
-    "No reply to \(op) in time (is the server running?): it may or may not have been applied. "
+    "No reply to \(op) in time (is the server running, and the network up?): it may or may not have been applied. "
         + "Check \(check) before doing it again."
 }
 
 /// What an open `bq play` says of a change with no answer yet: it keeps it and sends it again.
 func keptChangeMessage(_ command: String) -> String {
-    "No answer yet to \(command.terminalSafe) (is the server running?): it is kept and sent again once the connection "
+    "No answer yet to \(command.terminalSafe) (is the server running, and the network up?): it is kept and sent again once the connection "
         + "is back, and made at most once; its answer will show when it comes. Do not type it again."
 }
 

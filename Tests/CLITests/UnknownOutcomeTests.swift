@@ -43,7 +43,7 @@ import Testing
         }
         let mia = try Self.playing("mia", whileStopping: first)
         mia.type("complete c05 done\r")
-        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
+        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running, and the network up?): it is kept"), "\(mia.screen.text)")
         mia.type("quit\r")
         #expect(mia.screen.waitFor("Still no answer to complete c05: leaving gives up sending it"), "\(mia.screen.text)")
         mia.type("n\r")
@@ -62,7 +62,7 @@ import Testing
         defer { server.stop() }
         let mia = try Self.playing("mia", whileStopping: server)
         mia.type("complete c05 done\r")
-        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running?): it is kept"), "\(mia.screen.text)")
+        #expect(mia.screen.waitFor("No answer yet to complete c05 (is the server running, and the network up?): it is kept"), "\(mia.screen.text)")
         // At the prompt again, where Ctrl-C is a byte for the editor: this terminal is not the
         // child's controlling one, so a Ctrl-C typed while the command still ran would reach no one.
         #expect(mia.waitForLocalModes { $0 & tcflag_t(ISIG | ICANON) == 0 })
