@@ -5,7 +5,8 @@ import Protocol
 
 /// `bq bench decode`: the loop thread's first step for every request, alone. Decodes the load
 /// benchmark's request lines as the server does (`RequestDecoder.decode(line:)`, which reads a
-/// line of one level without a JSON tree) and through the tree every line took before.
+/// line's top level as a list of members, not a dictionary) and through the tree every line took
+/// before.
 struct BenchDecode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",

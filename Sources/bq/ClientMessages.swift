@@ -131,14 +131,16 @@ func cannotConnectMessage(_ command: String, _ error: any Error, host: String, p
     // The server's words (a full server's) are shown like any text from it. A server that is
     // full is running: no hint that it might not be.
     let said = "bq \(command): " + String(describing: error).terminalSafe
-    guard let clientError = error as? ClientError, case .connectFailed = clientError else { return said }
+    guard let clientError = error as? ClientError, case .connectFailed(let why) = clientError else { return said }
+    // Something took the connection: the words already say what it did instead of answering.
+    if why.hasPrefix("\(host):\(port) took the connection") { return said }
     return said + ". Is bq serve running at \(host):\(port)?"
 }
 
 extension ClientOptions {
     /// `--timeout` shorter than the usual wait for a connection and the server's `hello` (a
-    /// script checking quickly whether the server is up) bounds that wait too; a longer one
-    /// is for replies, and a server that does not even say hello is told at once.
+    /// script checking quickly whether the server is up) bounds each such wait too; a longer
+    /// one leaves them at 3 s, tried again until `--timeout` has passed.
     mutating func limitConnectTimeout(toSeconds seconds: Double) {
         connectTimeoutMilliseconds = min(connectTimeoutMilliseconds, max(1, Int((seconds * 1000).rounded(.up))))
     }

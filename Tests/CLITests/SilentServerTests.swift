@@ -36,6 +36,7 @@ import Testing
         #expect(result.status == 2, "\(result.err)")
         #expect(result.err.contains("took the connection but did not answer in time"), "\(result.err)")
         #expect(!result.err.contains("timed out"), "\(result.err)")
+        #expect(!result.err.contains("Is bq serve running"), "something is running there: \(result.err)")
     }
 
     /// `bq admin` whose sign-in gets no answer has no server to talk to (2), as `bq play` says;
