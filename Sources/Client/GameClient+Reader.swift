@@ -14,7 +14,7 @@ extension GameClient {
         // busy for a moment) is tried again, with the reconnects' backoff, for as long as a reply
         // may take. Nothing listening is said at once: no server is there to wait for.
         let deadline = Date().addingTimeInterval(options.requestTimeout)
-        var delay = options.initialBackoff
+        var backoff = Backoff(options)
         while true {
             let first: BlockingLineSocket
             do {
@@ -37,10 +37,9 @@ extension GameClient {
                     markNeverStarted()
                     throw .serverFull(message)
                 }
-                let pause = delay * Double.random(in: 0.8...1.2)
+                let pause = backoff.next()
                 if Date().addingTimeInterval(pause) < deadline {
                     Thread.sleep(forTimeInterval: pause)
-                    delay = min(delay * 2, options.maxBackoff)
                     continue
                 }
                 markNeverStarted()
@@ -53,15 +52,17 @@ extension GameClient {
     private static func connectionTakenButLost(_ error: any Error, host: String, port: Int) -> ClientError {
         // Connected, then silence: something holds the port but does not answer.
         if let silence = error as? SocketError, silence.kind == .timedOut {
-            return .connectFailed("\(host):\(port) took the connection but did not answer in time "
+            return .noSession("\(host):\(port) took the connection but did not answer in time "
                 + "(a server that is stopped or overloaded, or not a bq server)")
         }
-        if case ClientError.protocolViolation("the server closed the connection") = error {
-            return .connectFailed("\(host):\(port) took the connection and closed it before saying hello, again and again "
+        if case ClientError.protocolViolation(Self.closedByServer) = error {
+            return .noSession("\(host):\(port) took the connection and closed it before saying hello, again and again "
                 + "(a server stopping, or a network dropping connections)")
         }
-        return .connectFailed("\(error)")
+        return .noSession("\(error)")
     }
+
+    static let closedByServer = "the server closed the connection"
 
     /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.
     private func markNeverStarted() {
@@ -95,13 +96,11 @@ extension GameClient {
     }
 
     func reconnectWithBackoff() -> BlockingLineSocket? {
-        var delay = options.initialBackoff
+        var backoff = Backoff(options)
         var told = Set<String>()
         while true {
             state.lock()
-            // Spread a little: the players' clients that lost a server together do not all
-            // come back in the same millisecond, attempt after attempt.
-            let deadline = Date().addingTimeInterval(delay * Double.random(in: 0.8...1.2))
+            let deadline = Date().addingTimeInterval(backoff.next())
             while !closing, state.wait(until: deadline) {}
             let stop = closing
             state.unlock()
@@ -119,7 +118,6 @@ extension GameClient {
                     }
                 }
             }
-            delay = min(delay * 2, options.maxBackoff)
         }
     }
 
@@ -131,7 +129,7 @@ extension GameClient {
             if isClosing { return "closed" }
             do {
                 guard let bytes = try connection.readLine(timeoutMilliseconds: 250) else {
-                    return "the server closed the connection"
+                    return Self.closedByServer
                 }
                 heard = bootTimeNanoseconds()
                 probedAt = nil
@@ -279,7 +277,7 @@ extension GameClient {
 
     func readJSON(_ connection: BlockingLineSocket) throws -> JSONValue {
         guard let bytes = try connection.readLine(timeoutMilliseconds: options.connectTimeoutMilliseconds) else {
-            throw ClientError.protocolViolation("the server closed the connection")
+            throw ClientError.protocolViolation(Self.closedByServer)
         }
         reportLine(String(decoding: bytes, as: UTF8.self), false)
         return try JSONParser.parse(bytes)
@@ -300,7 +298,7 @@ extension GameClient {
         while true {
             // A reply may take a while (rebuilding an old view for `subscribe since`): the request timeout, not the connect one.
             guard let bytes = try connection.readLine(timeoutMilliseconds: Int(options.requestTimeout * 1000)) else {
-                throw ClientError.protocolViolation("the server closed the connection")
+                throw ClientError.protocolViolation(Self.closedByServer)
             }
             if let reply = try handleLine(bytes, awaiting: id) { return reply }
         }
@@ -483,5 +481,23 @@ extension GameClient {
         case ClientError.serverFull(let message): message
         default: nil
         }
+    }
+}
+
+/// The pauses between attempts to connect: doubling from `initialBackoff` up to `maxBackoff`,
+/// each spread by a fifth either way, so that the players' clients that lost a server together
+/// do not all come back in the same millisecond, attempt after attempt.
+struct Backoff {
+    private var delay: Double
+    private let limit: Double
+
+    init(_ options: ClientOptions) {
+        delay = options.initialBackoff
+        limit = options.maxBackoff
+    }
+
+    mutating func next() -> Double {
+        defer { delay = min(delay * 2, limit) }
+        return delay * Double.random(in: 0.8...1.2)
     }
 }

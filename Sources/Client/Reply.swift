@@ -47,6 +47,9 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     case closed
     /// The first connection could not be made.
     case connectFailed(String)
+    /// Something took the first connection, but it never became a session (silence, or closed
+    /// before the server's hello), also when tried again until the request timeout.
+    case noSession(String)
     /// The server is up but turned the connection away: it holds as many as it allows.
     case serverFull(String)
     /// The server sent something this client cannot read.
@@ -60,7 +63,7 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
             "no reply to \(op) yet (is the server running?). It is kept and sent again once the connection is back, "
                 + "and applied at most once; its answer will show when it comes. Do not repeat it."
         case .closed: "the connection is closed"
-        case .connectFailed(let why): "cannot connect: \(why)"
+        case .connectFailed(let why), .noSession(let why): "cannot connect: \(why)"
         case .serverFull(let message): message
         case .protocolViolation(let why): "protocol violation: \(why)"
         }

@@ -45,23 +45,15 @@ extension JSONValue {
         }
     }
 
-    /// Appends `members` as an object with its keys in order and its nested objects sorted too,
-    /// leaving out the keys `omitting` names: the same bytes as the object without those keys,
-    /// without copying the dictionary to remove them.
-    public static func writeSortedObject(_ members: [String: JSONValue], omitting: (String) -> Bool = { _ in false },
-                                         into buffer: inout [UInt8]) {
+    /// Appends `members` (a dictionary, or a list with distinct keys as
+    /// `JSONParser.parseObjectMembers` gives it) as an object with its keys in order and its
+    /// nested objects sorted too, leaving out the keys `omitting` names: the same bytes as the
+    /// object without those keys, without copying it to remove them.
+    public static func writeSortedObject(_ members: some Collection<(key: String, value: JSONValue)>,
+                                         omitting: (String) -> Bool = { _ in false }, into buffer: inout [UInt8]) {
         var kept: [(key: String, value: JSONValue)] = []
         kept.reserveCapacity(members.count)
         for member in members where !omitting(member.key) { kept.append(member) }
-        kept.sort { $0.key < $1.key }
-        writeMembers(kept, sortedKeys: true, into: &buffer)
-    }
-
-    /// `writeSortedObject` for members held as a list with distinct keys (as
-    /// `JSONParser.parseObjectMembers` gives them): the same bytes as for the object they make.
-    public static func writeSortedObject(members: [(key: String, value: JSONValue)], omitting: (String) -> Bool = { _ in false },
-                                         into buffer: inout [UInt8]) {
-        var kept = members.filter { !omitting($0.key) }
         kept.sort { $0.key < $1.key }
         writeMembers(kept, sortedKeys: true, into: &buffer)
     }

@@ -36,6 +36,6 @@ struct MemberList: RequestMembers {
         for index in spelled.indices {
             if let integers = wholeNumbersAsIntegers(spelled[index].value) { spelled[index].value = integers }
         }
-        JSONValue.writeSortedObject(members: spelled, omitting: isOutsideFingerprint, into: &buffer)
+        JSONValue.writeSortedObject(spelled, omitting: isOutsideFingerprint, into: &buffer)
     }
 }

@@ -131,9 +131,8 @@ func cannotConnectMessage(_ command: String, _ error: any Error, host: String, p
     // The server's words (a full server's) are shown like any text from it. A server that is
     // full is running: no hint that it might not be.
     let said = "bq \(command): " + String(describing: error).terminalSafe
-    guard let clientError = error as? ClientError, case .connectFailed(let why) = clientError else { return said }
-    // Something took the connection: the words already say what it did instead of answering.
-    if why.hasPrefix("\(host):\(port) took the connection") { return said }
+    // Only when nothing took the connection: one that was taken says what happened instead.
+    guard let clientError = error as? ClientError, case .connectFailed = clientError else { return said }
     return said + ". Is bq serve running at \(host):\(port)?"
 }
 
