@@ -124,7 +124,8 @@ extension GameClient {
     /// Reads lines until the connection ends; returns why it ended.
     func readLoop(_ connection: BlockingLineSocket) -> String {
         var heard = bootTimeNanoseconds()
-        var probedAt: UInt64?
+        var probed = false
+        var checked = heard
         while true {
             if isClosing { return "closed" }
             do {
@@ -132,13 +133,21 @@ extension GameClient {
                     return Self.closedByServer
                 }
                 heard = bootTimeNanoseconds()
-                probedAt = nil
+                probed = false
                 try handleLine(bytes, awaiting: nil)
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
                 keepAliveIfIdle()
+                // Lines may flow for ever too (pushes), so the overdue check runs between them,
+                // a few times a second rather than at every line.
+                if heard &- checked >= 250_000_000 {
+                    checked = heard
+                    if let lost = overdueReply(now: heard) { return lost }
+                }
             } catch let error as SocketError where error.kind == .timedOut {
                 keepAliveIfIdle()
-                if let lost = probe(heard: heard, probedAt: &probedAt) { return lost }
+                probeIfSilent(heard: heard, probed: &probed)
+                checked = bootTimeNanoseconds()
+                if let lost = overdueReply(now: checked) { return lost }
                 continue
             } catch {
                 return "\(error)"
@@ -146,22 +155,32 @@ extension GameClient {
         }
     }
 
-    /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent
-    /// `probeTimeout` after it is lost (the reason returned). Measured on the clock that counts
-    /// a suspended machine's sleep (so that the first check after it probes) and never jumps
-    /// (so that setting the clock neither drops a good connection nor keeps a dead one).
-    private func probe(heard: UInt64, probedAt: inout UInt64?) -> String? {
-        let now = bootTimeNanoseconds()
-        if let probedAt {
-            let waited = Double(now &- probedAt) / 1e9
-            return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
-        }
-        guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
-        probedAt = now
+    /// A connection silent for `silenceBeforeProbe` gets a ping, so that a dead one has a request
+    /// whose reply goes overdue (`overdueReply`). Measured on the clock that counts a suspended
+    /// machine's sleep (so that the first check after it probes) and never jumps (so that
+    /// setting the clock neither drops a good connection nor keeps a dead one).
+    private func probeIfSilent(heard: UInt64, probed: inout Bool) {
+        guard !probed, Double(bootTimeNanoseconds() &- heard) / 1e9 >= options.silenceBeforeProbe,
+              locked({ ready }) else { return }
+        probed = true
         // From a thread of its own, as `keepAliveIfIdle` explains.
         let client = self
         Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
-        return nil
+    }
+
+    /// The connection is lost (the reason returned) when a request sent on it has gone
+    /// `probeTimeout` without its reply. The server answers every request, in order, in
+    /// milliseconds; a reply that long overdue means the path from here to the server died,
+    /// even while the server's pushes keep arriving (a link or middlebox that fails one way).
+    /// Replacing the connection re-sends the request, a mutation under its key, so a server that
+    /// was only slow replays rather than applies it twice.
+    private func overdueReply(now: UInt64) -> String? {
+        let oldest = locked {
+            pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.sentAt).min()
+        }
+        guard let oldest, now > oldest else { return nil }
+        let waited = Double(now - oldest) / 1e9
+        return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
     }
 
     /// A server with an idle timeout says goodbye to a connection that sends nothing for that
@@ -204,7 +223,11 @@ extension GameClient {
         ready = true
         let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation && !($0.abandoned && !$0.isMutation) }
             .sorted { $0.id < $1.id }
-        for entry in resend { entry.sentGeneration = generation }
+        let now = bootTimeNanoseconds()
+        for entry in resend {
+            entry.sentGeneration = generation
+            entry.sentAt = now
+        }
         lastSent = Date()
         let lines = lineObserver
         state.unlock()

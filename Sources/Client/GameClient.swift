@@ -17,8 +17,10 @@ public struct ClientOptions: Sendable {
     /// connection still works: a server restarted while this machine slept, or a network that
     /// dropped the connection without a word, never says so, and the screen would stay as it was.
     public var silenceBeforeProbe: Double = 30
-    /// Seconds that ping may go without any line back before the connection is taken for lost
-    /// and replaced (reconnect, sign in, resubscribe, re-send), as a closed one is.
+    /// Seconds that ping, or any request, may go without its reply before the connection is
+    /// taken for lost and replaced (reconnect, sign in, resubscribe, re-send), as a closed one
+    /// is. A request's reply counts, not any line: pushes may keep coming from a server that
+    /// no longer hears this client.
     public var probeTimeout: Double = 15
 
     public init() {}
@@ -208,6 +210,7 @@ public final class GameClient: @unchecked Sendable {
         let target = ready ? socket : nil
         if target != nil {
             entry.sentGeneration = generation
+            entry.sentAt = bootTimeNanoseconds()
             lastSent = Date()
         }
         let lines = lineObserver
@@ -260,6 +263,8 @@ final class PendingState: @unchecked Sendable {
     var abandoned = false
     var isMutation: Bool { MutationOps.all.contains(op) }
     var sentGeneration = -1
+    /// When it was last sent (`bootTimeNanoseconds`), for `overdueReply`.
+    var sentAt: UInt64 = 0
     var outcome: Result<Reply, ClientError>?
 
     init(id: Int, op: String, args: [String: JSONValue], awaited: Bool) {

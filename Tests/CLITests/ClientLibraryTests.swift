@@ -71,6 +71,39 @@ import Testing
         #expect(events.waitFor { if case .reconnected = $0 { true } else { false } }, "no new connection replaced it: \(events.all)")
     }
 
+    /// A connection that fails one way: the server's lines keep coming (here, the answers to
+    /// the client's pings), but what the client sends no longer reaches it. The reply overdue,
+    /// not a silence, gives it away; the new connection re-sends the change under its key.
+    @Test func aConnectionThatStillHearsTheServerButIsNotHeardIsReplaced() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let sends = CallCounter()
+        let fake = FakeServer(hello: hello) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "admin":
+                return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
+            case "set_day":
+                // The first sending is lost on its way; the second is heard and answered.
+                guard sends.next() > 1 else { return [] }
+                return [["id": id, "ok": true, "version": 2, "result": [:]]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        // Pings every 0.2 s of quiet, each answered: the connection is never silent.
+        options.silenceBeforeProbe = 0.2
+        options.probeTimeout = 1
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.signInAdmin(key: "k")
+        let reply = try client.request("set_day", ["day": 2], timeout: 10)
+        #expect(reply.version == 2)
+        #expect(sends.value == 2)
+        #expect(client.reconnectCount == 1)
+    }
+
     @Test func theMirrorFollowsOtherPlayersChanges() throws {
         let server = try ServerProcess()
         defer { server.stop() }
@@ -302,18 +335,13 @@ final class EventLog: @unchecked Sendable {
     /// The fake sends a patch that skips versions after the first snapshot: the client must not
     /// apply it, must resubscribe, and must follow the fresh snapshot and the patches after it.
     @Test func aPatchThatDoesNotChainMakesTheClientResubscribe() throws {
-        final class Counter: @unchecked Sendable {
-            // Only the fake server's loop thread touches it.
-            var subscribes = 0
-        }
-        let counter = Counter()
+        let subscribes = CallCounter()
         let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
             let id = request["id"] ?? .null
             guard request["op"] == "subscribe" else {
                 return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
             }
-            counter.subscribes += 1
-            if counter.subscribes == 1 {
+            if subscribes.next() == 1 {
                 return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
                         ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
                         ["push": "patch", "from": 3, "to": 4,

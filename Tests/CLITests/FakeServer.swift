@@ -81,3 +81,23 @@ final class FakeServer: @unchecked Sendable {
         _ = finished.wait(timeout: .now() + 10)
     }
 }
+
+/// Counts calls from any thread: how many times a fake server's script saw a request.
+final class CallCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    /// Counts one more call and returns the total, this one included.
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}

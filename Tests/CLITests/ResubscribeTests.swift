@@ -7,12 +7,7 @@ import Testing
 /// moment, the client must ask again rather than leave the mirror frozen.
 @Suite struct ResubscribeTests {
     @Test func aRefusedResubscribeIsAskedAgainUntilASnapshotArrives() throws {
-        final class Counter: @unchecked Sendable {
-            let lock = NSLock()
-            var subscribes = 0
-            func next() -> Int { lock.lock(); defer { lock.unlock() }; subscribes += 1; return subscribes }
-        }
-        let counter = Counter()
+        let counter = CallCounter()
         let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
             let id = request["id"] ?? .null
             switch counter.next() {
