@@ -32,15 +32,15 @@ struct Admin: ParsableCommand {
     /// A subcommand's help as a console shows it: a line typed at a console that is already
     /// signed in has no use for the options that say where the server is and how to sign in.
     static func withoutConnectionOptions(_ help: String) -> String {
-        let flags = ["--host", "--port", "--timeout", "--game", "--key", "--data", "--no-color"]
+        let flags = ["--host", "--port", "--timeout", "--game", "--key", "--data", "--no-color", "--idem"]
         var kept: [Substring] = []
         var skipping = false
         for var line in help.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("USAGE: ") {
                 var usage = String(line)
                 for flag in flags {
-                    usage = usage.replacingOccurrences(of: "[\(flag) <\(flag.dropFirst(2))>] ", with: "")
-                        .replacingOccurrences(of: "[\(flag)] ", with: "")
+                    // ` [--flag <value>]`, whatever the value is called, or ` [--flag]`.
+                    usage = usage.replacingOccurrences(of: " \\[\(flag)( <[^>]*>)?\\]", with: "", options: .regularExpression)
                 }
                 line = Substring(usage)
             }
@@ -153,6 +153,11 @@ extension Admin {
             return .usage(message(for: error))
         }
         guard var operation = command as? any AdminOperation else { return .notAnOperation }
+        // A console already makes each change at most once, under a key of its own, and tells
+        // its late answer; a key typed here would be silently set aside.
+        if let change = operation as? any AdminChange, change.change.idem != nil {
+            return .usage("--idem is for one-shot commands (bq admin \(words[0]) ... --idem KEY); here each change is made at most once already.")
+        }
         operation.resolveIds(context)
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)
@@ -187,7 +192,8 @@ struct AdminContext {
     /// The version the last change made here committed at: the organizer's `bq play` and the
     /// console hold their news until they know it.
     let lastCommit = LastCommit()
-    /// The idempotency key of the change an operation makes, when its caller holds news for it.
+    /// The idempotency key of the change an operation makes, when its caller needs to know it:
+    /// to hold news for it, or to print it for a run that ends without its answer.
     var changeKey: String?
     /// How long a change waits when the connection is down as it is made: a person at the
     /// game is not kept from typing for the whole timeout. Nil: the whole timeout.
@@ -250,6 +256,21 @@ protocol AdminOperation: ParsableCommand {
     mutating func resolveIds(_ context: AdminContext)
 }
 
+/// An operation that makes a change (not a screen such as `status`): one-shot, it may be given
+/// the idempotency key to make it under.
+protocol AdminChange: AdminOperation {
+    var change: ChangeKeyOption { get }
+}
+
+/// `--idem`: a one-shot change made under a key of the caller's, so that a run whose answer
+/// never came (exit 75) can be repeated without making the change twice.
+struct ChangeKeyOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Make the change under this idempotency key (1 to 128 characters). A run left without an answer (exit 75) prints the key it used: the same command with it is made at most once.", valueName: "key"))
+    var idem: String?
+
+    func validate() throws { try validateIdempotencyKey(idem) }
+}
+
 extension AdminOperation {
     var isDestructive: Bool { false }
     func refusalFrom(_ view: JSONValue) -> ServerRefusal? { nil }
@@ -258,12 +279,17 @@ extension AdminOperation {
 
     func run() throws {
         var operation = self
+        // A one-shot change is made under a key it can print when its answer never comes.
+        let key = (self as? any AdminChange).map { $0.change.idem ?? IdempotencyKey.make() }
         try connection.withContext { context in
+            var context = context
+            context.changeKey = key
             do throws(ClientError) {
                 operation.resolveIds(context)
                 for line in try operation.perform(context) { context.terminal.line(line) }
             } catch .unconfirmed(let op) {
-                context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`"))
+                context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`",
+                                                             retry: key.map { "the same command with --idem \($0) added" }))
                 throw ExitCode(Admin.exitUnconfirmed)
             } catch {
                 context.terminal.error(error.description.terminalSafe)

@@ -24,10 +24,11 @@ extension AdminContext {
     }
 }
 
-struct AdminForceComplete: AdminOperation {
+struct AdminForceComplete: AdminChange {
     static let configuration = CommandConfiguration(commandName: "force-complete",
                                                     abstract: "Complete a challenge without proof (marked forced).")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @Argument(help: "Challenge id, e.g. c07.") var challenge: String
     var isDestructive: Bool { true }
     // Marking an undiscovered dare done also brings it out.
@@ -52,10 +53,11 @@ struct AdminForceComplete: AdminOperation {
     }
 }
 
-struct AdminForceUnlock: AdminOperation {
+struct AdminForceUnlock: AdminChange {
     static let configuration = CommandConfiguration(commandName: "force-unlock",
                                                     abstract: "Unlock a reward, deducting its cost unless --no-deduct.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @Argument(help: "Reward id, e.g. r03.") var reward: String
     @Flag(name: .customLong("no-deduct"), help: "Unlock for free.") var noDeduct = false
     var isDestructive: Bool { true }
@@ -88,9 +90,10 @@ struct AdminForceUnlock: AdminOperation {
     }
 }
 
-struct AdminFinalBadge: AdminOperation {
+struct AdminFinalBadge: AdminChange {
     static let configuration = CommandConfiguration(commandName: "final-badge", abstract: "Trigger the final badge now.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(entries: [("final_badge", nil)]) }
 
@@ -104,10 +107,11 @@ struct AdminFinalBadge: AdminOperation {
     }
 }
 
-struct AdminUnclaim: AdminOperation {
+struct AdminUnclaim: AdminChange {
     static let configuration = CommandConfiguration(commandName: "unclaim",
                                                     abstract: "Free a character: its device is signed out at once.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @Argument(help: "Character id, e.g. theo.") var character: String
     var isDestructive: Bool { true }
     var ownChange: OwnChange { OwnChange(unclaims: character) }
@@ -124,10 +128,11 @@ struct AdminUnclaim: AdminOperation {
     }
 }
 
-struct AdminAdjustPoints: AdminOperation {
+struct AdminAdjustPoints: AdminChange {
     static let configuration = CommandConfiguration(commandName: "adjust-points",
                                                     abstract: "Add (or, negative, take away) points, with a reason.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     // Free text and numbers take the next word whatever it starts with: "-5 for cheating" is
     // a reason, and -5 is a value to refuse with the rule's own words, not a missing one.
     @Option(parsing: .unconditional, help: "Why, for the audit trail.") var reason: String
@@ -157,9 +162,10 @@ struct AdminAdjustPoints: AdminOperation {
     }
 }
 
-struct AdminSetDay: AdminOperation {
+struct AdminSetDay: AdminChange {
     static let configuration = CommandConfiguration(commandName: "set-day", abstract: "Set the current day of the weekend.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     // Captured raw, as adjust-points' amount: "-1" is a day to refuse, not an option.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Day number, from 1.", valueName: "day")) var words: [String] = []
 
@@ -326,9 +332,10 @@ struct ChallengeFields: SavedItemFields {
     }
 }
 
-struct AdminAddChallenge: AdminOperation {
+struct AdminAddChallenge: AdminChange {
     static let configuration = CommandConfiguration(commandName: "add-challenge", abstract: "Add a challenge to the board.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @OptionGroup var fields: ChallengeFields
     var ownChange: OwnChange { OwnChange(addsChallenge: true) }
 
@@ -341,10 +348,11 @@ struct AdminAddChallenge: AdminOperation {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }
 
-struct AdminEditChallenge: AdminOperation {
+struct AdminEditChallenge: AdminChange {
     static let configuration = CommandConfiguration(commandName: "edit-challenge",
                                                     abstract: "Edit a challenge; fields not given keep their value, even one changed meanwhile.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @Argument var challenge: String
     @OptionGroup var fields: ChallengeFields
     var ownChange: OwnChange { OwnChange(edits: challenge) }
@@ -404,9 +412,10 @@ struct RewardFields: SavedItemFields {
     }
 }
 
-struct AdminAddReward: AdminOperation {
+struct AdminAddReward: AdminChange {
     static let configuration = CommandConfiguration(commandName: "add-reward", abstract: "Add a reward.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @OptionGroup var fields: RewardFields
     var ownChange: OwnChange { OwnChange(addsReward: true) }
 
@@ -419,10 +428,11 @@ struct AdminAddReward: AdminOperation {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.add(context) }
 }
 
-struct AdminEditReward: AdminOperation {
+struct AdminEditReward: AdminChange {
     static let configuration = CommandConfiguration(commandName: "edit-reward",
                                                     abstract: "Edit a reward; fields not given keep their value, even one changed meanwhile.")
     @OptionGroup var connection: AdminConnectionOptions
+    @OptionGroup var change: ChangeKeyOption
     @Argument var reward: String
     @OptionGroup var fields: RewardFields
     var ownChange: OwnChange { OwnChange(edits: reward) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Client
+import Domain
 import Foundation
 import JSON
 
@@ -99,9 +100,20 @@ private let fieldWords = [
 
 /// What a one-shot or a script says of a change whose answer never came: the process ends
 /// here, so nothing will send it again, and all that is known is that it may have been made.
-func unknownOutcomeMessage(_ op: String, checkWith check: String) -> String {
+/// `retry`, for a one-shot, is how to run it again under the same key.
+func unknownOutcomeMessage(_ op: String, checkWith check: String, retry: String? = nil) -> String {
     "No reply to \(op) in time (is the server running, and the network up?): it may or may not have been applied. "
-        + "Check \(check) before doing it again."
+        + "Check \(check) before doing it again"
+        + (retry.map { ", or run \($0): if it was made, it is not made twice." } ?? ".")
+}
+
+/// `--idem` of `bq play` and `bq admin`: a key the server takes.
+func validateIdempotencyKey(_ key: String?) throws {
+    guard let key else { return }
+    let count = key.unicodeScalars.count
+    guard Limits.idempotencyKey.contains(count) else {
+        throw ValidationError("--idem must be \(Limits.idempotencyKey.lowerBound) to \(Limits.idempotencyKey.upperBound) characters, got \(count)")
+    }
 }
 
 /// What an open `bq play` says of a change with no answer yet: it keeps it and sends it again.

@@ -24,6 +24,8 @@ struct Play: ParsableCommand {
     @Flag(help: "Print the raw protocol lines instead of the game screens.") var json = false
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
     @Flag(help: "Read commands from stdin, one per line, without live updates; exit at the end.") var script = false
+    @Option(help: ArgumentHelp("With one command that makes a change: make it under this idempotency key (1 to 128 characters). A run left without an answer (exit 75) prints the key it used: the same command with it is made at most once.", valueName: "key"))
+    var idem: String?
     @Argument(parsing: .captureForPassthrough, help: "One command to run, then exit.") var command: [String] = []
 
     func validate() throws {
@@ -33,6 +35,11 @@ struct Play: ParsableCommand {
             throw CleanExit.helpRequest(self)
         }
         try validateTimeout(timeout)
+        try validateIdempotencyKey(idem)
+        // One key is one change: a game or a script makes many.
+        if idem != nil, command.isEmpty {
+            throw ValidationError("--idem goes with one command, before its words (bq play --idem KEY complete c01 done)")
+        }
     }
 
     func run() throws {
@@ -67,7 +74,7 @@ struct Play: ParsableCommand {
         }
         defer { client.close() }
         let session = PlaySession(client: client, terminal: terminal, mode: mode, json: json, game: game,
-                                  file: file)
+                                  file: file, changeKey: idem)
         switch session.signIn(character: character, pin: pin) {
         case .signedIn: break
         case .refused: throw ExitCode(1)

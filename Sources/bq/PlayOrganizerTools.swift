@@ -15,7 +15,7 @@ extension PlaySession {
         // The game as this session shows it: subscribed, it needs no request.
         let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
             ? { [client] in client.view } : nil
-        let key = IdempotencyKey.make()
+        let key = newChangeKey()
         var context = AdminContext(client: client, terminal: terminal, showsVersions: false)
         context.changeKey = key
         if mode == .interactive { context.offlineWait = Self.offlineWait }
@@ -35,7 +35,7 @@ extension PlaySession {
         case .output(let lines):
             say(lines)
             return .ok
-        case .refused(let error): return failure(error, command: words.map(quotedForTheConsole).joined(separator: " "))
+        case .refused(let error): return failure(error, command: words.map(quotedForTheConsole).joined(separator: " "), key: key)
         case .usage(let message):
             refused(message)
             return .usage

@@ -28,7 +28,12 @@ final class PlaySession: @unchecked Sendable {
     /// nothing was sent.
     enum Outcome { case ok, failed, usage, unconfirmed, quit }
 
-    init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile) {
+    /// `--idem`: the key a one-shot's change is made under.
+    private let givenChangeKey: String?
+
+    init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile,
+         changeKey: String? = nil) {
+        givenChangeKey = changeKey
         self.client = client
         self.terminal = terminal
         self.mode = mode
@@ -475,7 +480,7 @@ final class PlaySession: @unchecked Sendable {
                         success: (Reply) -> [String]) -> Outcome {
         // The key is made here to name the change for the news held until its answer, which
         // may come late (`lateReply`), after a reconnect.
-        let key = IdempotencyKey.make()
+        let key = newChangeKey()
         var args = args
         args["idem"] = .string(key)
         willChange(own, key: key)
@@ -484,16 +489,22 @@ final class PlaySession: @unchecked Sendable {
             // (a restart) still answers in that time; else the change is kept and sent later.
             let offline = mode == .interactive && !client.isConnected
             let reply = try client.request(op, args, timeout: offline ? min(Self.offlineWait, client.options.requestTimeout) : nil)
-            say(success(reply))
+            var lines = success(reply)
+            // Run again under `--idem`, a one-shot gets the first run's answer back.
+            if reply.replayed, !lines.isEmpty { lines[0] += " (applied once, by an earlier send of this request)" }
+            say(lines)
             // What others did meanwhile comes after the answer, with the balance as it is now.
             settled(key, committedAt: reply.version)
             return .ok
         } catch {
             // Kept to be sent again: the news waits for its late answer.
             if case .unconfirmed = error, mode == .interactive {} else { settled(key, committedAt: nil) }
-            return failure(error, command: commandWords(op, args))
+            return failure(error, command: commandWords(op, args), key: key)
         }
     }
+
+    /// The key of the next change: `--idem`'s for a one-shot given one.
+    func newChangeKey() -> String { givenChangeKey ?? IdempotencyKey.make() }
 
     /// How long a change sent while offline waits for the connection to come back.
     static let offlineWait = 3.0
@@ -501,8 +512,9 @@ final class PlaySession: @unchecked Sendable {
     /// Shows why a command did not go through. A change with no reply is kept and re-sent while
     /// the game stays open, and its answer shows later; a one-shot or a script ends first, so
     /// then all that is known is that it may or may not have been made.
-    /// `command`: the change as typed, for the message about a change with no answer.
-    func failure(_ error: ClientError, command: String? = nil) -> Outcome {
+    /// `command`: the change as typed, for the message about a change with no answer; `key`:
+    /// the key it was sent under, which a one-shot can be run again with.
+    func failure(_ error: ClientError, command: String? = nil, key: String? = nil) -> Outcome {
         guard case .unconfirmed(let op) = error else {
             refused(error.description)
             return .failed
@@ -511,7 +523,8 @@ final class PlaySession: @unchecked Sendable {
             refused(command.map(keptChangeMessage) ?? error.description)
             return .failed
         }
-        refused(unknownOutcomeMessage(command ?? op, checkWith: "the timeline"))
+        let retry = mode == .oneShot ? key.map { "bq play --idem \($0) with the same command" } : nil
+        refused(unknownOutcomeMessage(command ?? op, checkWith: "the timeline", retry: retry))
         return .unconfirmed
     }
 

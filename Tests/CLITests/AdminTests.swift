@@ -161,8 +161,11 @@ import Testing
         #expect(console.out.contains("--reason <reason>") && console.out.contains("USAGE: force-complete <challenge>"),
                 "\(console.out)")
         #expect(!console.out.contains("--port") && !console.out.contains("--key") && !console.out.contains("--timeout"))
+        // The console makes each change at most once by itself: a key of one's own is for one-shots.
+        #expect(!console.out.contains("--idem"), "\(console.out)")
         let oneShot = try BQProcess.run(["admin", "adjust-points", "--help"])
         #expect(oneShot.out.contains("--port <port>") && oneShot.out.contains("--reason <reason>"), "\(oneShot.out)")
+        #expect(oneShot.out.contains("--idem <key>"), "\(oneShot.out)")
         #expect(console.out.contains("force-complete c03: are you sure? [y/N]"))
         #expect(console.out.contains("Cancelled."))
     }

@@ -31,6 +31,66 @@ import Testing
         #expect(after.out.contains("Points: 101 ✦  (earned 101, spent 0)"), "c15 counted once: \(after.out)")
     }
 
+    /// A one-shot left without an answer prints the key it sent the change under; the same
+    /// command run again with it gets the first answer back, and the change is made once.
+    @Test func aOneShotLeftWithoutAnAnswerCanBeRunAgainUnderItsKey() throws {
+        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+
+        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let play = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "complete", "c15", "done"], home: home)
+        let admin = try BQProcess.run(["admin"] + server.adminFlags + ["--timeout", "1", "adjust-points", "7", "--reason", "bonus"])
+        try locker.executeForTesting("ROLLBACK")
+        #expect(play.status == 75 && admin.status == 75, "\(play.err) \(admin.err)")
+        let playKey = try #require(Self.key(in: play.err), "\(play.err)")
+        let adminKey = try #require(Self.key(in: admin.err), "\(admin.err)")
+        #expect(play.err.contains("or run bq play --idem \(playKey) with the same command: if it was made, it is not made twice"),
+                "\(play.err)")
+        #expect(admin.err.contains("or run the same command with --idem \(adminKey) added: if it was made, it is not made twice"),
+                "\(admin.err)")
+        #expect(playKey != adminKey)
+
+        let playAgain = try BQProcess.run(["play"] + server.address + ["--idem", playKey, "complete", "c15", "done"], home: home)
+        #expect(playAgain.status == 0, "\(playAgain.err)")
+        #expect(playAgain.out.contains("(applied once, by an earlier send of this request)"), "\(playAgain.out)")
+        let adminAgain = try BQProcess.run(["admin"] + server.adminFlags + ["adjust-points", "7", "--reason", "bonus", "--idem", adminKey])
+        #expect(adminAgain.status == 0, "\(adminAgain.err)")
+        #expect(adminAgain.out.contains("(applied once, by an earlier send of this request)"), "\(adminAgain.out)")
+
+        let after = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(after.out.contains("Points: 107 ✦  (earned 107, spent 0)"), "each made once: \(after.out)")
+    }
+
+    /// The key in "... --idem KEY ..." of a message.
+    private static func key(in message: String) -> String? {
+        guard let range = message.range(of: "--idem ") else { return nil }
+        let key = message[range.upperBound...].prefix { !$0.isWhitespace }
+        return key.isEmpty ? nil : String(key)
+    }
+
+    /// `--idem` is one change's key: not for a game or a script, and not typed at a console,
+    /// which already makes each change at most once.
+    @Test func aKeyIsRefusedWhereItWouldNameManyChanges() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let script = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script", "--idem", "k1"],
+                                       home: try makeTemporaryDirectory())
+        #expect(script.status == 64, "\(script.err)")
+        #expect(script.err.contains("--idem goes with one command"), "\(script.err)")
+        let long = try BQProcess.run(["admin"] + server.adminFlags + ["set-day", "2", "--idem", String(repeating: "k", count: 129)])
+        #expect(long.status == 64, "\(long.err)")
+        #expect(long.err.contains("--idem must be 1 to 128 characters, got 129"), "\(long.err)")
+        let console = try BQProcess.run(["admin"] + server.adminFlags + ["console"], stdin: "set-day 2 --idem k2\nstatus\n")
+        #expect(console.out.contains("--idem is for one-shot commands"), "\(console.out)")
+        #expect(!console.out.contains("It is now day 2"), "\(console.out)")
+    }
+
     /// An open game keeps a change made while the server is away and sends it when it is back:
     /// it says so in the words typed, asks before a quit would give the change up, and tells
     /// its answer when it comes.
