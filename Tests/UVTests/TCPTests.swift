@@ -7,6 +7,33 @@ import POSIXSupport
 struct TCPTests {
     init() { ignoreSIGPIPE() }
 
+    /// libuv sets only the idle time; Linux's own interval and count would keep a vanished peer's
+    /// connection for another 11 minutes.
+    @Test("keepalive probes an idle peer on the interval and count asked for")
+    func keepAliveTiming() throws {
+        let loop = try EventLoop()
+        var seen: [(idleSeconds: Int32, intervalSeconds: Int32, probes: Int32)?] = []
+        var server: TCPServer?
+        server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
+            seen.append(connection.keepAlive)
+            connection.setKeepAlive(idleSeconds: 60)
+            seen.append(connection.keepAlive)
+            connection.setKeepAlive(idleSeconds: 30, intervalSeconds: 5, probes: 3)
+            seen.append(connection.keepAlive)
+            connection.close()
+            server?.close()
+        }
+        let port = try #require(server?.localPort)
+        TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
+            if case .success(let connection) = result { connection.close() }
+        }
+        expectLoopClosesCleanly(loop)
+        try #require(seen.count == 3)
+        #expect(seen[0] == nil, "off until asked for")
+        #expect(seen[1].map { [$0.idleSeconds, $0.intervalSeconds, $0.probes] } == [60, 10, 6])
+        #expect(seen[2].map { [$0.idleSeconds, $0.intervalSeconds, $0.probes] } == [30, 5, 3])
+    }
+
     @Test("a server echoes lines to N clients; every connection closes once on each side")
     func echoWithSeveralClients() throws {
         let loop = try EventLoop()
