@@ -23,10 +23,16 @@ public enum Command: Sendable, Hashable {
 public struct CommandContext: Sendable, Hashable {
     public var actor: Actor
     public var at: Millis
+    /// The house rule that a character with a PIN is claimed only with it, even while nobody
+    /// holds it (PROTOCOL.md lets the first device that asks claim a free one). It keeps anyone,
+    /// the birthday person included, from claiming a friend first and reading the gifts and dares
+    /// that friend may see.
+    public var claimsNeedPIN: Bool
 
-    public init(actor: Actor, at: Millis) {
+    public init(actor: Actor, at: Millis, claimsNeedPIN: Bool = false) {
         self.actor = actor
         self.at = at
+        self.claimsNeedPIN = claimsNeedPIN
     }
 }
 

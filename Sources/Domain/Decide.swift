@@ -101,6 +101,10 @@ private struct Decider {
         guard let character = state.characters[id] else { throw Rejection(.notFound, "No character \"\(id)\"") }
         try requireLength(device, Limits.device, "device", allowingBlank: true)
         guard let holder = character.device, holder != device else {
+            if context.claimsNeedPIN, character.device == nil, let expected = character.pin, pin != expected {
+                throw Rejection(.forbidden, pin == nil ? "Claiming \(character.name) needs \(character.name)'s PIN on this server"
+                                                       : "Cannot claim \(character.name): wrong PIN")
+            }
             return [.characterClaimed(character: id, device: device, tokenHash: tokenHash, takeover: false)]
         }
         guard let pin else {

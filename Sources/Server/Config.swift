@@ -65,6 +65,9 @@ public struct ServerConfig: Sendable, Equatable {
     /// Requests the writer folds into one transaction at most.
     public var maxBatchRequests = 1_024
     public var limits = ServerLimits()
+    /// A character with a PIN is claimed only with it, free or not (`CommandContext.claimsNeedPIN`).
+    /// Off by default, as PROTOCOL.md has it.
+    public var claimsNeedPIN = false
     /// How long a connection being closed (after `bye`, or its peer's end of input) keeps
     /// reading, and dropping, what its peer still sends, waiting for the peer to close its side
     /// (see `TCPConnection.closeAfterFlush`). Not a setting of the config file: tests shorten it,

@@ -56,6 +56,9 @@ public enum ConfigLoader {
         int("max_pending_requests", "BQ_MAX_PENDING_REQUESTS", "unanswered requests per connection before reading pauses", 1...1_000_000) { $0.limits.maxPendingRequests = $1 },
         int("idle_timeout_seconds", "BQ_IDLE_TIMEOUT_SECONDS", "seconds in which a connection sent no bytes at all before bye idle_timeout; 0 is off", 0...10_000_000) { $0.limits.idleTimeoutSeconds = $1 },
         int("max_json_depth", "BQ_MAX_JSON_DEPTH", "nesting depth of a request's JSON", 2...512) { $0.limits.maxJSONDepth = $1 },
+        bool("claims_need_pin", "BQ_CLAIMS_NEED_PIN", "a character with a PIN is claimed only with it, even when nobody holds it") {
+            $0.claimsNeedPIN = $1
+        },
     ]
 
     private static let settingsByKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
@@ -108,6 +111,20 @@ public enum ConfigLoader {
             case .string(let text) where !text.isEmpty: set(&config, text)
             case .int(let number): set(&config, String(number))
             default: throw ConfigError("\(key) must be a non-empty string")
+            }
+        }
+    }
+
+    /// `true` or `false` in a config file; in the environment also any case, or 1 and 0.
+    private static func bool(_ key: String, _ environment: String, _ help: String,
+                             _ set: @escaping @Sendable (inout ServerConfig, Bool) -> Void) -> Setting {
+        Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
+            switch value {
+            case .bool(let flag): set(&config, flag)
+            case .int(1): set(&config, true)
+            case .int(0): set(&config, false)
+            case .string(let text) where ["true", "false"].contains(text.lowercased()): set(&config, text.lowercased() == "true")
+            default: throw ConfigError("\(key) must be true or false")
             }
         }
     }

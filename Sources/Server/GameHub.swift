@@ -161,7 +161,7 @@ final class GameHub {
             return target.error(request.id, ProtocolError(.versionConflict,
                 "Expected version \(expect), but the game is at version \(speculative.version)"), version: speculative.version)
         }
-        let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock())
+        let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock(), claimsNeedPIN: server.config.claimsNeedPIN)
         let events: [Event]
         switch decide(speculative, command, context) {
         case .failure(let rejection):

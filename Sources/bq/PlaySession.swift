@@ -202,6 +202,9 @@ final class PlaySession: @unchecked Sendable {
                     if error.refusal?.code == "already_claimed" {
                         refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "
                             + "or the organizer can unclaim it.")
+                    } else if error.refusal?.code == "forbidden", pinToTry == nil {
+                        // A server with `claims_need_pin`.
+                        refused("Give \(id)'s PIN with --pin (the organizer has it).")
                     }
                     return .refused
                 }

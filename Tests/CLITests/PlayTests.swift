@@ -36,6 +36,28 @@ import Testing
         #expect(greeted.waitForExit() == 0)
     }
 
+    /// `claims_need_pin`: nobody reaches a character first without its PIN, not even a free one;
+    /// the device that then holds it signs in as usual.
+    @Test func aServerWhereClaimsNeedThePinSaysToGiveIt() throws {
+        let server = try ServerProcess(environment: ["BQ_CLAIMS_NEED_PIN": "1"])
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let without = try BQProcess.run(["play"] + server.address + ["--character", "sam", "whoami"], home: home)
+        #expect(without.status == 1, "\(without.err)")
+        #expect(without.err.contains("Claiming Sam needs Sam's PIN on this server"), "\(without.err)")
+        #expect(without.err.contains("Give sam's PIN with --pin"), "\(without.err)")
+        let wrong = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--pin", "0000", "whoami"], home: home)
+        #expect(wrong.status == 1 && wrong.err.contains("Cannot claim Sam: wrong PIN"), "\(wrong.err)")
+        let right = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--pin", "7305", "whoami"], home: home)
+        #expect(right.status == 0, "\(right.err)")
+        #expect(right.out.contains("You are Sam (organizer)"), "\(right.out)")
+        // The same device again, from its saved session and by a fresh claim, needs no PIN.
+        let resumed = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
+        #expect(resumed.status == 0 && resumed.out.contains("You are Sam (organizer)"), "\(resumed.out) \(resumed.err)")
+        let characters = try BQProcess.run(["admin"] + server.adminFlags + ["status"])
+        #expect(characters.out.contains("sam"), "\(characters.out)")
+    }
+
     @Test func pickingACharacterInteractively() throws {
         let server = try ServerProcess()
         defer { server.stop() }

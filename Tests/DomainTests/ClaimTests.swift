@@ -98,6 +98,47 @@ import Testing
     }
 }
 
+/// The house rule `claims_need_pin`: a character with a PIN is claimed only with it, even free,
+/// so that nobody claims a friend first to read what that friend may see.
+@Suite struct ClaimsNeedPINTests {
+    @Test func aFreeCharacterWithAPinIsRefusedWithoutIt() {
+        given()
+            .when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "h1"), claimsNeedPIN: true)
+            .thenRejected(.forbidden, "Claiming Mia needs Mia's PIN on this server")
+    }
+
+    @Test func aFreeCharacterWithAPinIsRefusedWithAWrongOne() {
+        given()
+            .when(.system, .claim(character: "mia", device: "phone-1", pin: "9999", tokenHash: "h1"), claimsNeedPIN: true)
+            .thenRejected(.forbidden, "Cannot claim Mia: wrong PIN")
+    }
+
+    @Test func theRightPinClaimsAFreeCharacter() {
+        given()
+            .when(.system, .claim(character: "mia", device: "phone-1", pin: "4821", tokenHash: "h1"), claimsNeedPIN: true)
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h1", takeover: false)], actor: mia)
+    }
+
+    @Test func theDeviceThatHoldsTheCharacterClaimsAgainWithoutIt() {
+        given(.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h1", takeover: false))
+            .when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "h2"), claimsNeedPIN: true)
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h2", takeover: false)], actor: mia)
+    }
+
+    @Test func aCharacterWithoutAPinIsClaimedAsBefore() {
+        given()
+            .when(.system, .claim(character: "theo", device: "phone-1", pin: nil, tokenHash: "h1"), claimsNeedPIN: true)
+            .then([.characterClaimed(character: "theo", device: "phone-1", tokenHash: "h1", takeover: false)], actor: .character("theo"))
+    }
+
+    @Test func afterAnUnclaimThePinIsNeededAgain() {
+        given(.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h1", takeover: false),
+              .characterUnclaimed(character: "mia"))
+            .when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "h2"), claimsNeedPIN: true)
+            .thenRejected(.forbidden, "Claiming Mia needs Mia's PIN on this server")
+    }
+}
+
 @Suite struct UnclaimTests {
     @Test(arguments: [sam, admin])
     func theOrganizerOrAdminFreesACharacterAndItsTokensStopWorking(actor: Actor) {

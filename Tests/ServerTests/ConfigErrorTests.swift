@@ -20,6 +20,7 @@ import Testing
             (["--config", "missing.json"], [:], "bq serve: missing.json: cannot read the config file"),
             ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
             (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
+            ([], ["BQ_CLAIMS_NEED_PIN": "yes"], "bq serve: BQ_CLAIMS_NEED_PIN: claims_need_pin must be true or false"),
         ]
         for bad in cases {
             let arguments = ["serve", "--data", data] + bad.arguments

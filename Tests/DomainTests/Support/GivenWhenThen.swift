@@ -39,8 +39,8 @@ struct Scenario {
     }
 
     /// "When this command by this actor": decides it one second after the last event.
-    func when(_ actor: Actor, _ command: Command) -> Outcome {
-        let context = CommandContext(actor: actor, at: now + 1000)
+    func when(_ actor: Actor, _ command: Command, claimsNeedPIN: Bool = false) -> Outcome {
+        let context = CommandContext(actor: actor, at: now + 1000, claimsNeedPIN: claimsNeedPIN)
         return Outcome(before: self, context: context, command: command, result: decide(state, command, context))
     }
 }
