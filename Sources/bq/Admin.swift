@@ -154,9 +154,11 @@ extension Admin {
         }
         guard var operation = command as? any AdminOperation else { return .notAnOperation }
         // A console already makes each change at most once, under a key of its own, and tells
-        // its late answer; a key typed here would be silently set aside.
+        // its late answer; a key typed among a command's words would be silently set aside.
         if let change = operation as? any AdminChange, change.change.idem != nil {
-            return .usage("--idem is for one-shot commands (bq admin \(words[0]) ... --idem KEY); here each change is made at most once already.")
+            let name = words[0]
+            return .usage("--idem is for one-shots: bq admin \(name) ... --idem KEY, or bq play --idem KEY \(name) ... "
+                + "(before the command). A console needs none: it makes each change at most once by itself.")
         }
         operation.resolveIds(context)
         // The question repeats the line as typed when it is known, else quotes what had them.

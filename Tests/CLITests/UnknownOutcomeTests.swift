@@ -87,7 +87,7 @@ import Testing
         #expect(long.status == 64, "\(long.err)")
         #expect(long.err.contains("--idem must be 1 to 128 characters, got 129"), "\(long.err)")
         let console = try BQProcess.run(["admin"] + server.adminFlags + ["console"], stdin: "set-day 2 --idem k2\nstatus\n")
-        #expect(console.out.contains("--idem is for one-shot commands"), "\(console.out)")
+        #expect(console.out.contains("--idem is for one-shots: bq admin set-day ... --idem KEY"), "\(console.out)")
         #expect(!console.out.contains("It is now day 2"), "\(console.out)")
     }
 
