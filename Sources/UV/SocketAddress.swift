@@ -136,9 +136,10 @@ func tcpAddress(_ handle: UnsafeMutablePointer<uv_tcp_t>, peer: Bool) -> sockadd
 }
 
 /// This machine's addresses that other machines may reach it by: every interface's IPv4
-/// address and every IPv6 one but link-local, loopback and the like left out. Empty when
-/// libuv cannot list them. Memory: libuv allocates the array and frees it here, before return.
-public func externalInterfaceAddresses() -> [String] {
+/// address and, with `includingIPv6`, every IPv6 one but link-local, loopback and the like
+/// left out. Empty when libuv cannot list them. Memory: libuv allocates the array and frees it
+/// here, before return.
+public func externalInterfaceAddresses(includingIPv6: Bool = true) -> [String] {
     var list: UnsafeMutablePointer<uv_interface_address_t>?
     var count: Int32 = 0
     guard uv_interface_addresses(&list, &count) == 0, let list else { return [] }
@@ -150,6 +151,7 @@ public func externalInterfaceAddresses() -> [String] {
         case AF_INET:
             withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: entry.address.address4, as: sockaddr_in.self) }
         case AF_INET6:
+            guard includingIPv6 else { continue }
             // fe80::/10 needs a scope to be typed, and another machine's player would not know it.
             let first = entry.address.address6.sin6_addr.__in6_u.__u6_addr8.0
             let second = entry.address.address6.sin6_addr.__in6_u.__u6_addr8.1

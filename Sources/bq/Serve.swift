@@ -58,9 +58,10 @@ struct Serve: ParsableCommand {
         unblockSignals([SIGTERM, SIGINT])
         // The one line scripts and tests wait for.
         try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
-        // "0.0.0.0" is no address to give the players: the ones this machine has are.
+        // "0.0.0.0" is no address to give the players: the ones this machine has are. A socket
+        // on 0.0.0.0 takes IPv4 alone, so only those; one on "::" takes both.
         if ["0.0.0.0", "::", "[::]"].contains(config.host) {
-            let addresses = externalInterfaceAddresses()
+            let addresses = externalInterfaceAddresses(includingIPv6: config.host != "0.0.0.0")
             let said = addresses.isEmpty
                 ? "listening on every interface, but this machine has no address other machines could use"
                 : "players on other machines: bq play --host ADDRESS --port \(server.port), ADDRESS one of "

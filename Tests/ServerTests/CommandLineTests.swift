@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+import UV
 @testable import EventLog
 
 /// The real `bq` executable on a data directory a server wrote: `verify` and `log` read it,
@@ -291,6 +292,21 @@ import Testing
         #expect(text.contains("players on other machines: bq play --host ADDRESS --port \(port), ADDRESS one of ")
                 || text.contains("this machine has no address other machines could use"), "\(text)")
         #expect(!text.contains("127.0.0.1"), "loopback is no address for another machine: \(text)")
+        // A socket on 0.0.0.0 takes no IPv6 connection: no IPv6 address is named.
+        let named = text.components(separatedBy: "ADDRESS one of ").dropFirst().first?.prefix { $0 != "\n" } ?? ""
+        #expect(!named.contains(":"), "\(named)")
+    }
+
+    /// On "::" the socket takes IPv4 and IPv6 connections alike, and every address is named.
+    @Test func listeningOnEveryIPv6InterfaceNamesBothKindsOfAddress() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (port, text) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data", environment: ["BQ_HOST": "::"],
+                                                     logLevel: "notice")
+        let named = text.components(separatedBy: "ADDRESS one of ").dropFirst().first?.prefix { $0 != "\n" } ?? ""
+        let mine = externalInterfaceAddresses(includingIPv6: true)
+        for address in mine { #expect(named.contains(address), "\(address) missing from \(text)") }
+        #expect(mine.isEmpty == named.isEmpty, "\(text), port \(port)")
     }
 
     /// An address the machine does not have (a typo, or one the router has since given to
