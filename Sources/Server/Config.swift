@@ -48,6 +48,9 @@ public struct ServerConfig: Sendable, Equatable {
     public var dataDirectory = "data"
     /// The seed file for games that have no events yet.
     public var seedPath = "seed/birthdayquest.json"
+    /// Whether a config file, the environment or a flag named the seed; only an unnamed default
+    /// that is missing falls back to the seed built into the executable.
+    public var seedIsNamed = false
     /// The game a request means when it names none.
     public var defaultGame = "main"
     /// Every game this server holds; each is seeded on first launch.

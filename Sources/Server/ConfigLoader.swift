@@ -16,7 +16,10 @@ public enum ConfigLoader {
         string("host", "BQ_HOST", "address to listen on") { $0.host = $1 },
         int("port", "BQ_PORT", "TCP port (0 picks a free one)", 0...65_535) { $0.port = $1 },
         string("data", "BQ_DATA", "data directory: the SQLite log and the admin key file") { $0.dataDirectory = $1 },
-        string("seed", "BQ_SEED", "seed file for games without events") { $0.seedPath = $1 },
+        string("seed", "BQ_SEED", "seed file for games without events") {
+            $0.seedPath = $1
+            $0.seedIsNamed = true
+        },
         string("default_game", "BQ_DEFAULT_GAME", "the game a request means when it names none") { $0.defaultGame = $1 },
         Setting(key: "games", environment: "BQ_GAMES", help: "every game this server holds (comma-separated in the environment)") { config, value throws(ConfigError) in
             switch value {

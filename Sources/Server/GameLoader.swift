@@ -79,9 +79,11 @@ public enum GameLoader {
     }
 
     /// The seed of one start-up: read when a game first needs it, then kept for the others.
-    /// The default path missing from the working directory means the copy built into the
-    /// executable: a server started elsewhere still seeds the shipped game. Any other path
-    /// that cannot be read is an error, as is a default path that exists but cannot be read.
+    /// The default path, when nobody named a seed, missing from the working directory means the
+    /// copy built into the executable: a server started elsewhere still seeds the shipped game.
+    /// A seed that was named (`named`), even by the default path, must be there: whoever named it
+    /// meant that file, and a game once seeded is never seeded again. Any path that cannot be
+    /// read is an error, as is a default path that exists but cannot be read.
     public final class Seed {
         let path: String
         let isBuiltIn: Bool
@@ -89,9 +91,9 @@ public enum GameLoader {
         public let source: String
         private var read: (content: SeedContent, hash: String)?
 
-        public init(path: String) {
+        public init(path: String, named: Bool) {
             self.path = path
-            isBuiltIn = path == BuiltInSeed.path && !FileManager.default.fileExists(atPath: path)
+            isBuiltIn = !named && path == BuiltInSeed.path && !FileManager.default.fileExists(atPath: path)
             source = isBuiltIn
                 ? "the built-in seed (no \(path) in \(FileManager.default.currentDirectoryPath))" : path
         }

@@ -87,7 +87,7 @@ public final class GameServer {
         self.logger = logger
         self.clock = clock
         self.steadyClock = steadyClock
-        let seed = GameLoader.Seed(path: config.seedPath)
+        let seed = GameLoader.Seed(path: config.seedPath, named: config.seedIsNamed)
         try Self.checkSeedForFirstLaunch(seed, config: config)
         try Self.makeDataDirectory(config)
         dataLock = try DataDirectoryLock(directory: config.dataDirectory)

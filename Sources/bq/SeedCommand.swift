@@ -12,11 +12,11 @@ struct SeedCommand: ParsableCommand {
             + "outside the rule of thumb (docs/seed.md).")
 
     @Argument(help: "The seed file to check (without one, and no seed/birthdayquest.json here, the seed built into bq, as bq serve takes it).")
-    var file: String = "seed/birthdayquest.json"
+    var file: String?
 
     func run() throws {
         do {
-            let seed = GameLoader.Seed(path: file)
+            let seed = GameLoader.Seed(path: file ?? ServerConfig().seedPath, named: file != nil)
             let (content, hash) = try seed.content()
             print("\(seed.source): ok: \(content.characters.count) characters, \(content.challenges.count) challenges, \(content.rewards.count) rewards; content hash \(hash.prefix(16))")
             for note in Self.notes(on: content) { print("note: \(note)") }

@@ -44,7 +44,7 @@ struct ServerOptions: ParsableArguments {
     // Takes the next word whatever it is: "-1" is a port to refuse with the range, not an option.
     @Option(parsing: .unconditional, help: "TCP port (default 4747; 0 picks a free one).") var port: Int?
     @OptionGroup var location: DataOptions
-    @Option(help: "Seed file for games without events (default seed/birthdayquest.json).") var seed: String?
+    @Option(help: "Seed file for games without events (default seed/birthdayquest.json, or the copy built into bq when that is missing; a file named here must be there).") var seed: String?
 
     func load() throws -> ServerConfig {
         var flags: [String: JSONValue] = [:]

@@ -21,6 +21,25 @@ import Testing
         #expect(server.waitForExit() == 0)
     }
 
+    /// A seed that was named, even by the default's path, is the file meant: missing, the start
+    /// stops, rather than seeding the built-in game for good in its place. `bq seed` agrees.
+    @Test func aNamedSeedThatIsMissingStopsTheStart() throws {
+        let elsewhere = try makeTemporaryDirectory()
+        let data = elsewhere.appendingPathComponent("data")
+        let server = try BQProcess(["serve", "--data", data.path, "--port", "0", "--seed", "seed/birthdayquest.json"],
+                                   directory: elsewhere)
+        defer { server.kill() }
+        #expect(server.waitForExit() == 1)
+        #expect(server.errors.text.contains("seed/birthdayquest.json: cannot read the seed file"), "\(server.errors.text)")
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("birthdayquest.sqlite").path))
+
+        let named = try BQProcess(["seed", "seed/birthdayquest.json"], directory: elsewhere)
+        #expect(named.waitForExit() == 1)
+        let unnamed = try BQProcess(["seed"], directory: elsewhere)
+        #expect(unnamed.waitForExit() == 0)
+        #expect(unnamed.output.waitFor("the built-in seed"), "\(unnamed.output.text)")
+    }
+
     /// A durability weaker than the protocol's promise is said at every start.
     @Test func aWeakerSynchronousSettingIsWarnedAbout() throws {
         let data = try makeTemporaryDirectory().appendingPathComponent("data")
