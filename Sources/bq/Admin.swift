@@ -11,7 +11,9 @@ struct Admin: ParsableCommand {
             Signs in with the admin key: --key, else BQ_ADMIN_KEY, else DIR/admin.key with --data DIR.
             Each operation is a one-shot subcommand that exits non-zero with the server's message when
             refused (1), or 75 when no reply came in time and the change may or may not have been
-            applied; `console` runs them interactively and asks before destructive ones.
+            applied; then it prints the key the change went under, and the same operation run again
+            with --idem KEY after it is made at most once. `console` runs them interactively and asks
+            before destructive ones.
             """,
         subcommands: [AdminStatus.self, AdminShow.self, AdminTimeline.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
                       AdminForceComplete.self, AdminForceUnlock.self, AdminFinalBadge.self, AdminUnclaim.self,

@@ -92,6 +92,11 @@ struct Play: ParsableCommand {
         case .oneShot: outcome = session.execute(command)
         case .script, .interactive: outcome = session.readCommands()
         }
+        // A key given to a command that makes no change does nothing: said, so that nobody
+        // counts on it.
+        if let idem, outcome == .ok, !session.givenChangeKeyUsed {
+            terminal.error("--idem \(idem.terminalSafe) was not used: \(command[0].terminalSafe) makes no change.")
+        }
         switch outcome {
         case .failed: throw ExitCode(1)
         case .usage: throw ExitCode.validationFailure

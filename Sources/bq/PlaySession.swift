@@ -191,7 +191,14 @@ final class PlaySession: @unchecked Sendable {
                     continue
                 }
                 refused(error.description)
-                guard error.refusal != nil else { return .noAnswer }
+                guard error.refusal != nil else {
+                    if case .timedOut = error {
+                        // The claim may have been made: this device then holds the character.
+                        refused("The claim may have been made meanwhile; running the same command again from this device "
+                            + "is safe (the device that holds a character claims it again, no PIN needed).")
+                    }
+                    return .noAnswer
+                }
                 if error.refusal?.code == "already_claimed" {
                     for other in PlayDeviceFile.others(besides: file.path, game: game) {
                         refused("If \(id) is yours from an earlier start at another address or port, this device may be "
@@ -507,7 +514,13 @@ final class PlaySession: @unchecked Sendable {
     }
 
     /// The key of the next change: `--idem`'s for a one-shot given one.
-    func newChangeKey() -> String { givenChangeKey ?? IdempotencyKey.make() }
+    func newChangeKey() -> String {
+        givenChangeKeyUsed = true
+        return givenChangeKey ?? IdempotencyKey.make()
+    }
+
+    /// Whether a change was sent (under `--idem`'s key, when given). Main thread only.
+    private(set) var givenChangeKeyUsed = false
 
     /// How long a change sent while offline waits for the connection to come back.
     static let offlineWait = 3.0
