@@ -41,6 +41,15 @@ public enum JSONParser {
         var parser = Parser(bytes: bytes, maxDepth: maxDepth - 1)
         return parser.parseObjectMembers(maxMembers: maxMembers)
     }
+
+    /// The names of the object `bytes` holds, in the order written, a repeated one as often as it
+    /// is written (JSON allows it; a config file where the last would win without a word does
+    /// not); `nil` when `bytes` is not an object or not valid JSON.
+    public static func memberNames(_ bytes: [UInt8], maxDepth: Int = 64) -> [String]? {
+        guard maxDepth >= 1 else { return nil }
+        var parser = Parser(bytes: bytes, maxDepth: maxDepth - 1)
+        return parser.parseObjectMembers(maxMembers: .max, keepingRepeats: true)?.map(\.key)
+    }
 }
 
 private enum ASCII {
@@ -87,7 +96,7 @@ private struct Parser {
         return value
     }
 
-    mutating func parseObjectMembers(maxMembers: Int) -> [(key: String, value: JSONValue)]? {
+    mutating func parseObjectMembers(maxMembers: Int, keepingRepeats: Bool = false) -> [(key: String, value: JSONValue)]? {
         do throws(JSONParseError) {
             skipWhitespace()
             guard pos < bytes.count, bytes[pos] == ASCII.openBrace else { return nil }
@@ -101,7 +110,7 @@ private struct Parser {
                 while true {
                     let key = try parseMemberName()
                     let value = try parseNested()
-                    if let earlier = members.firstIndex(where: { $0.key == key }) {
+                    if !keepingRepeats, let earlier = members.firstIndex(where: { $0.key == key }) {
                         members[earlier].value = value
                     } else {
                         guard members.count < maxMembers else { return nil }

@@ -28,7 +28,11 @@ public enum ConfigLoader {
                     guard case .string(let name) = item, !name.isEmpty else { throw ConfigError("games must be a list of names") }
                     return name
                 }
-            case .string(let list): config.games = list.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+            case .string(let list):
+                let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
+                // `a,,b` is a slip, as `["a", "", "b"]` is in a file.
+                guard !names.contains("") else { throw ConfigError("games must be a list of non-empty names, got \"\(list)\"") }
+                config.games = names
             default: throw ConfigError("games must be a list of names")
             }
         },

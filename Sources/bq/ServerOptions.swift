@@ -28,6 +28,11 @@ struct DataOptions: ParsableArguments {
             guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError("\(path): cannot read the config file") }
             let json: JSONValue
             do { json = try JSONParser.parse(Array(data)) } catch { throw ConfigError("\(path): not valid JSON: \(error)") }
+            // JSON lets a name come twice, and the last would win without a word.
+            var seen = Set<String>()
+            for name in JSONParser.memberNames(Array(data)) ?? [] where !seen.insert(name).inserted {
+                throw ConfigError("\(path): \"\(name)\" is set twice")
+            }
             try ConfigLoader.apply(file: json, path: path, to: &result)
         }
         try ConfigLoader.apply(environment: ProcessInfo.processInfo.environment, to: &result)

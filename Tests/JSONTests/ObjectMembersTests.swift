@@ -38,6 +38,13 @@ import Testing
         #expect(JSONParser.parseObjectMembers(repeated)?.count == 1, "one name, however often")
     }
 
+    @Test func memberNamesListsARepeatedNameEachTimeItIsWritten() {
+        #expect(JSONParser.memberNames(Array(#"{"a": 1, "b": {"a": 2}, "a": 3}"#.utf8)) == ["a", "b", "a"])
+        #expect(JSONParser.memberNames(Array("{}".utf8)) == [])
+        #expect(JSONParser.memberNames(Array("[1]".utf8)) == nil)
+        #expect(JSONParser.memberNames(Array(#"{"a": 1"#.utf8)) == nil)
+    }
+
     @Test func aRepeatedNameKeepsItsLastValueAsParseDoes() throws {
         let members = try #require(JSONParser.parseObjectMembers(Array(#"{"a":1,"b":2,"a":{"c":3}}"#.utf8)))
         #expect(members.map(\.key) == ["a", "b"])

@@ -10,6 +10,7 @@ import Testing
         try Data(#"{"port": 70000}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/range.json"))
         try Data(#"{"prot": 4747}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/typo.json"))
         try Data("{port".utf8).write(to: URL(fileURLWithPath: dir.path + "/broken.json"))
+        try Data(#"{"port": 7914, "port": 7915}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/twice.json"))
         let data = dir.path + "/data"
         let cases: [(arguments: [String], environment: [String: String], says: String)] = [
             (["--port", "70000"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
@@ -21,6 +22,8 @@ import Testing
             ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
             (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
             ([], ["BQ_CLAIMS_NEED_PIN": "yes"], "bq serve: BQ_CLAIMS_NEED_PIN: claims_need_pin must be true or false"),
+            (["--config", "twice.json"], [:], #"bq serve: twice.json: "port" is set twice"#),
+            ([], ["BQ_GAMES": "a,,b"], #"bq serve: BQ_GAMES: games must be a list of non-empty names, got "a,,b""#),
         ]
         for bad in cases {
             let arguments = ["serve", "--data", data] + bad.arguments
