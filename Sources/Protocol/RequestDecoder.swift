@@ -75,7 +75,9 @@ public enum RequestDecoder {
         case "claim":
             return .claim(character: try args.string("character"), device: try args.string("device", Limits.device),
                           pin: try args.optionalString("pin", 1...32), game: try args.optionalString("game", Limits.gameName))
-        case "auth": return .auth(token: try args.string("token", 1...256))
+        // Any string is a token to look up: one blank or mangled in a client's storage is a
+        // session to claim again (`unauthenticated`), not a malformed request.
+        case "auth": return .auth(token: try args.string("token", 0...Int.max))
         case "admin": return .admin(key: try args.string("key", 1...1024), game: try args.optionalString("game", Limits.gameName))
         case "whoami": return .whoami
         case "state": return .state

@@ -15,6 +15,21 @@ import Testing
         return ids
     }
 
+    /// "`auth`: `unauthenticated`": a token that cannot be one (blank, or longer than any the
+    /// server makes) is still a token that does not sign in, not a bad request.
+    @Test func anyStringTokenThatSignsNothingInIsUnauthenticated() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let client = try server.connect()
+        for token in ["", "x", String(repeating: "a", count: 300)] {
+            #expect(try client.refusal("auth", ["token": .string(token)]) == "unauthenticated", "\(token.count)")
+        }
+        #expect(try client.refusal("auth", ["token": 7]) == "bad_request", "not a string")
+        #expect(try client.refusal("auth") == "bad_request", "no token")
+        try server.stop()
+    }
+
     @Test func aKeyedMutationThatChangedNothingReplaysInsteadOfCommittingLater() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
