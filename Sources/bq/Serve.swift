@@ -18,6 +18,11 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        // Until the server's signal watchers are in place: a SIGTERM during start-up (a long log
+        // to load) waits, pending, and is then a clean stop, exit 0, not a death by signal; a
+        // start that fails keeps them blocked, and its error is printed rather than cut short.
+        // First thing, so that only the process's own launch is left outside.
+        blockSignals([SIGTERM, SIGINT])
         guard let level else {
             // A setting like any other: one line and exit 64, before anything is made.
             let known = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
@@ -40,10 +45,6 @@ struct Serve: ParsableCommand {
         }
         // A write to a client that has gone away fails with EPIPE instead of ending the process.
         ignoreSIGPIPE()
-        // Until the server's signal watchers are in place: a SIGTERM during start-up (a long log
-        // to load) waits, pending, and is then a clean stop, exit 0, not a death by signal; a
-        // start that fails keeps them blocked, and its error is printed rather than cut short.
-        blockSignals([SIGTERM, SIGINT])
         let server: GameServer
         do {
             server = try GameServer(config: config, logger: logger)
