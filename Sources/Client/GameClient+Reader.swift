@@ -124,7 +124,7 @@ extension GameClient {
     /// Reads lines until the connection ends; returns why it ended.
     func readLoop(_ connection: BlockingLineSocket) -> String {
         var heard = bootTimeNanoseconds()
-        var probed = false
+        var probedAt: UInt64?
         var checked = heard
         while true {
             if isClosing { return "closed" }
@@ -133,7 +133,7 @@ extension GameClient {
                     return Self.closedByServer
                 }
                 heard = bootTimeNanoseconds()
-                probed = false
+                probedAt = nil
                 try handleLine(bytes, awaiting: nil)
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
                 keepAliveIfIdle()
@@ -145,7 +145,7 @@ extension GameClient {
                 }
             } catch let error as SocketError where error.kind == .timedOut {
                 keepAliveIfIdle()
-                probeIfSilent(heard: heard, probed: &probed)
+                if let lost = probe(heard: heard, probedAt: &probedAt) { return lost }
                 checked = bootTimeNanoseconds()
                 if let lost = overdueReply(now: checked) { return lost }
                 continue
@@ -155,32 +155,40 @@ extension GameClient {
         }
     }
 
-    /// A connection silent for `silenceBeforeProbe` gets a ping, so that a dead one has a request
-    /// whose reply goes overdue (`overdueReply`). Measured on the clock that counts a suspended
-    /// machine's sleep (so that the first check after it probes) and never jumps (so that
-    /// setting the clock neither drops a good connection nor keeps a dead one).
-    private func probeIfSilent(heard: UInt64, probed: inout Bool) {
-        guard !probed, Double(bootTimeNanoseconds() &- heard) / 1e9 >= options.silenceBeforeProbe,
-              locked({ ready }) else { return }
-        probed = true
+    /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent
+    /// `probeTimeout` after it is lost (the reason returned). Measured on the clock that counts
+    /// a suspended machine's sleep (so that the first check after it probes) and never jumps
+    /// (so that setting the clock neither drops a good connection nor keeps a dead one).
+    private func probe(heard: UInt64, probedAt: inout UInt64?) -> String? {
+        let now = bootTimeNanoseconds()
+        if let probedAt {
+            let waited = Double(now &- probedAt) / 1e9
+            return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
+        }
+        guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
+        probedAt = now
         // From a thread of its own, as `keepAliveIfIdle` explains.
         let client = self
         Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
+        return nil
     }
 
-    /// The connection is lost (the reason returned) when a request sent on it has gone
-    /// `probeTimeout` without its reply. The server answers every request, in order, in
-    /// milliseconds; a reply that long overdue means the path from here to the server died,
-    /// even while the server's pushes keep arriving (a link or middlebox that fails one way).
-    /// Replacing the connection re-sends the request, a mutation under its key, so a server that
-    /// was only slow replays rather than applies it twice.
+    /// The connection is lost (the reason returned) when the server's pushes keep coming but a
+    /// request sent on it has gone `probeTimeout` without its reply: a link or middlebox that
+    /// fails one way, where the server no longer hears this client. A push that left the server
+    /// over a second after the request was sent comes from a commit made after it; a server
+    /// that holds a reply on purpose, or waits on its disk, sends this connection no such push
+    /// meanwhile (its commits wait with it), so a slow server is left to the silence probe.
+    /// Replacing the connection re-sends the request, a mutation under its key.
     private func overdueReply(now: UInt64) -> String? {
-        let oldest = locked {
-            pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.sentAt).min()
+        let (oldest, pushed) = locked {
+            (pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.sentAt).min(),
+             lastPushAt)
         }
-        guard let oldest, now > oldest else { return nil }
+        guard let oldest, now > oldest, pushed > oldest &+ 1_000_000_000 else { return nil }
         let waited = Double(now - oldest) / 1e9
-        return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
+        guard waited >= options.probeTimeout else { return nil }
+        return "no answer from the server in \(Int(waited.rounded())) s, while its updates keep coming"
     }
 
     /// A server with an idle timeout says goodbye to a connection that sends nothing for that
@@ -424,6 +432,7 @@ extension GameClient {
         var events: [ClientEvent] = []
         var resubscribe = false
         state.lock()
+        lastPushAt = bootTimeNanoseconds()
         switch message["push"]?.stringValue {
         case "hello":
             idleTimeout = message["idle_timeout"]?.intValue.flatMap { $0 > 0 ? TimeInterval($0) : nil }

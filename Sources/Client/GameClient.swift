@@ -17,10 +17,10 @@ public struct ClientOptions: Sendable {
     /// connection still works: a server restarted while this machine slept, or a network that
     /// dropped the connection without a word, never says so, and the screen would stay as it was.
     public var silenceBeforeProbe: Double = 30
-    /// Seconds that ping, or any request, may go without its reply before the connection is
-    /// taken for lost and replaced (reconnect, sign in, resubscribe, re-send), as a closed one
-    /// is. A request's reply counts, not any line: pushes may keep coming from a server that
-    /// no longer hears this client.
+    /// Seconds that ping may go without any line back before the connection is taken for lost
+    /// and replaced (reconnect, sign in, resubscribe, re-send), as a closed one is. Also how
+    /// long any request may go without its reply while the server's pushes keep coming: a
+    /// server that no longer hears this client may still be heard.
     public var probeTimeout: Double = 15
 
     public init() {}
@@ -62,6 +62,8 @@ public final class GameClient: @unchecked Sendable {
     /// The server's idle timeout, from its `hello`; nil when it has none.
     var idleTimeout: TimeInterval?
     var lastSent = Date()
+    /// When the last push arrived (`bootTimeNanoseconds`), for `overdueReply`.
+    var lastPushAt: UInt64 = 0
     var observer: (@Sendable (ClientEvent) -> Void)?
     var lineObserver: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?
 

@@ -71,13 +71,16 @@ import Testing
         #expect(events.waitFor { if case .reconnected = $0 { true } else { false } }, "no new connection replaced it: \(events.all)")
     }
 
-    /// A connection that fails one way: the server's lines keep coming (here, the answers to
-    /// the client's pings), but what the client sends no longer reaches it. The reply overdue,
-    /// not a silence, gives it away; the new connection re-sends the change under its key.
+    /// A connection that fails one way: the server's pushes keep coming (here, one after each
+    /// answer to the client's pings), but what the client sends no longer reaches it. The reply
+    /// overdue while pushes come, not a silence, gives it away; the new connection re-sends the
+    /// change under its key.
     @Test func aConnectionThatStillHearsTheServerButIsNotHeardIsReplaced() throws {
         let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
         let sends = CallCounter()
-        let fake = FakeServer(hello: hello) { request in
+        let fake = FakeServer(hello: hello, afterPong: { connection in
+            connection == 1 ? [["push": "news", "text": "the game goes on"]] : []
+        }) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "admin":
@@ -92,7 +95,7 @@ import Testing
         }
         defer { fake.stop() }
         var options = fastOptions()
-        // Pings every 0.2 s of quiet, each answered: the connection is never silent.
+        // Pings every 0.2 s of quiet, each answered, with a push: the connection is never silent.
         options.silenceBeforeProbe = 0.2
         options.probeTimeout = 1
         let client = try GameClient.connect(port: fake.port, options: options)

@@ -17,9 +17,11 @@ final class FakeServer: @unchecked Sendable {
     static let hangUp: JSONValue = ["fake": "hang up"]
 
     /// `answersPing(connection, ping)`: whether the `ping`th ping (from 1) on the `connection`th
-    /// connection (from 1) is answered; all of them by default.
+    /// connection (from 1) is answered; all of them by default. `afterPong(connection)`: lines
+    /// to send after each answer to a ping on that connection (pushes of a busy game, say).
     init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
+         afterPong: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
@@ -45,6 +47,7 @@ final class FakeServer: @unchecked Sendable {
                             guard answersPing(number, pings) else { continue }
                             let pong: JSONValue = ["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]
                             connection.write(Array((pong.serialized() + "\n").utf8))
+                            for out in afterPong(number) { connection.write(Array((out.serialized() + "\n").utf8)) }
                             continue
                         }
                         for out in respond(request) {

@@ -1,0 +1,35 @@
+import Client
+import Foundation
+import JSON
+import Testing
+@testable import EventLog
+
+/// A server that is slow, not gone: its disk (here, another process's lock on the log) holds a
+/// change longer than the client's probe timeout. The client must wait for the answer, not take
+/// the connection for lost and send the change again.
+@Suite struct SlowServerTests {
+    @Test func aChangeHeldByTheDiskIsWaitedForOnTheSameConnection() throws {
+        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        defer { server.stop() }
+        var options = ClientOptions()
+        options.probeTimeout = 0.5
+        let client = try GameClient.connect(port: server.port, options: options)
+        defer { client.close() }
+        try client.signInAdmin(key: server.adminKey)
+        try client.subscribe()
+
+        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let change = client.send("adjust_points", ["delta": 5, "reason": "slow disk"])
+        // The stall itself: several probe timeouts long, with the connection quiet meanwhile.
+        Thread.sleep(forTimeInterval: 2)
+        try locker.executeForTesting("ROLLBACK")
+
+        let reply = try change.wait()
+        #expect(reply.result["points"] == 5)
+        #expect(!reply.replayed, "the change was sent again")
+        #expect(client.reconnectCount == 0)
+    }
+}
