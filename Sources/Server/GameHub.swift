@@ -170,6 +170,9 @@ final class GameHub {
             return refuse(request, error, target: target)
         case .success(let decided): events = decided
         }
+        // The organizer's unclaim is the way to open a character that wrong PINs keep closed,
+        // whether anyone holds it or not (a free one may need its PIN: `claims_need_pin`).
+        if case .unclaim(let character) = command { pinGuard.rightGuess(character) }
         // A claim is an event kept for good, and needs no sign-in: the device that holds a
         // character could otherwise grow the log without end by claiming it again and again.
         // It draws on that character's change budget (refused claims, which write nothing, do not).

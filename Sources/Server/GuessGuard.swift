@@ -12,7 +12,8 @@ import Domain
 /// no guesser can cause.
 struct GuessGuard {
     static let freeAttempts = 5
-    /// For PINs; the organizer's `unclaim` frees a character that someone keeps closed.
+    /// For PINs; the organizer's `unclaim` opens a character that someone keeps closed (it
+    /// starts the count over, and frees the character).
     static let longestPinLockout: Millis = 15 * 60 * 1000
 
     /// The longest wait one wrong guess may cause.

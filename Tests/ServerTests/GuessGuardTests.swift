@@ -84,6 +84,28 @@ import Testing
         try server.connect().ok("claim", ["character": "sam", "device": "laptop", "pin": "7305"])
     }
 
+    /// With `claims_need_pin`, wrong PINs for a character nobody holds close it to its owner
+    /// too (their claim needs the PIN); the organizer's unclaim, which frees nothing there,
+    /// still opens it.
+    @Test func anUnclaimOpensAFreeCharacterThatWrongPinsClosed() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path, configure: { $0.claimsNeedPIN = true },
+                                       steadyClock: { 1_000_000 })
+        defer { try? server.stop() }
+        for attempt in 0..<GuessGuard.freeAttempts + 1 {
+            #expect(try server.connect().refusal("claim", ["character": "dani", "device": "prankster", "pin": .string("000\(attempt)")])
+                == "forbidden")
+        }
+        #expect(try server.connect().refusal("claim", ["character": "dani", "device": "danis-phone", "pin": "5517"]) == "rate_limited")
+        let admin = try server.connect()
+        _ = try admin.signInAsAdmin()
+        let version = try admin.currentVersion()
+        try admin.ok("unclaim", ["character": "dani"])
+        #expect(try admin.currentVersion() == version, "nobody held dani: nothing committed")
+        try server.connect().ok("claim", ["character": "dani", "device": "danis-phone", "pin": "5517"])
+    }
+
     /// A configured admin key may be short: guessing it is slowed the same way, for a minute
     /// at most, so the organizer's console is never kept out for long.
     @Test func guessingTheAdminKeyIsStoppedForAMinuteAtMost() throws {
