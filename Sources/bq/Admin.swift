@@ -159,8 +159,9 @@ extension Admin {
         // its late answer; a key typed among a command's words would be silently set aside.
         if let change = operation as? any AdminChange, change.change.idem != nil {
             let name = words[0]
-            return .usage("--idem is for one-shots: bq admin \(name) ... --idem KEY, or bq play --idem KEY \(name) ... "
-                + "(before the command). A console needs none: it makes each change at most once by itself.")
+            return .usage("--idem is for running a one-shot again with the key it printed, the way it first ran: "
+                + "bq admin \(name) ... --idem KEY, or bq play --idem KEY \(name) ... (a key belongs to whoever sent the change). "
+                + "A console needs none: it makes each change at most once by itself.")
         }
         operation.resolveIds(context)
         // The question repeats the line as typed when it is known, else quotes what had them.

@@ -104,7 +104,7 @@ private let fieldWords = [
 func unknownOutcomeMessage(_ op: String, checkWith check: String, retry: String? = nil) -> String {
     "No reply to \(op) in time (is the server running, and the network up?): it may or may not have been applied. "
         + "Check \(check) before doing it again"
-        + (retry.map { ", or run \($0): if it was made, it is not made twice." } ?? ".")
+        + (retry.map { ", or run \($0), signed in as now: if it was made, it is not made twice." } ?? ".")
 }
 
 /// `--idem` of `bq play` and `bq admin`: a key the server takes.

@@ -15,12 +15,16 @@ extension PlaySession {
         // The game as this session shows it: subscribed, it needs no request.
         let currentView: (() -> JSONValue?)? = mode == .interactive && Terminal.stdinIsTerminal
             ? { [client] in client.view } : nil
-        let key = newChangeKey()
+        // `log` makes no change: the key counts as used once an operation that makes one goes ahead.
+        let key = newChangeKey(sending: false)
         var context = AdminContext(client: client, terminal: terminal, showsVersions: false)
         context.changeKey = key
         if mode == .interactive { context.offlineWait = Self.offlineWait }
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView,
-                                           willPerform: { willChange($0.ownChange, key: key) }) {
+                                           willPerform: { operation in
+                                               if operation is any AdminChange { markChangeKeyUsed() }
+                                               willChange(operation.ownChange, key: key)
+                                           }) {
             // A one-shot or a script means what it says; a person at the game is asked.
             mode != .interactive || terminal.confirm($0)
         }

@@ -406,6 +406,11 @@ final class PlaySession: @unchecked Sendable {
         guard let typed = words.first?.lowercased(), let view = current else { return .failed }
         let name = Self.aliases[typed] ?? typed
         let rest = Array(words.dropFirst())
+        // Among a player's words it would become part of a proof's text, or a usage error that
+        // does not say where it goes (the organizer's tools say so themselves).
+        if rest.contains("--idem"), !Self.organizerTools.contains(name) {
+            return usage("--idem goes before the command, in a one-shot: bq play --idem KEY \(name) ...")
+        }
         // A word too many is a mistake to point out, not to drop: `unlock r09 r10` must not
         // quietly spend points on r09 alone.
         if Self.wordlessCommands.contains(name), !rest.isEmpty {
@@ -513,11 +518,14 @@ final class PlaySession: @unchecked Sendable {
         }
     }
 
-    /// The key of the next change: `--idem`'s for a one-shot given one.
-    func newChangeKey() -> String {
-        givenChangeKeyUsed = true
+    /// The key of the next change: `--idem`'s for a one-shot given one. `sending`: the change
+    /// goes now (false while it is not yet known to be a change: see `markChangeKeyUsed`).
+    func newChangeKey(sending: Bool = true) -> String {
+        if sending { markChangeKeyUsed() }
         return givenChangeKey ?? IdempotencyKey.make()
     }
+
+    func markChangeKeyUsed() { givenChangeKeyUsed = true }
 
     /// Whether a change was sent (under `--idem`'s key, when given). Main thread only.
     private(set) var givenChangeKeyUsed = false

@@ -57,9 +57,9 @@ import Testing
         #expect(play.status == 75 && admin.status == 75, "\(play.err) \(admin.err)")
         let playKey = try #require(Self.key(in: play.err), "\(play.err)")
         let adminKey = try #require(Self.key(in: admin.err), "\(admin.err)")
-        #expect(play.err.contains("or run bq play --idem \(playKey) with the same command: if it was made, it is not made twice"),
+        #expect(play.err.contains("or run bq play --idem \(playKey) with the same command, signed in as now: if it was made, it is not made twice"),
                 "\(play.err)")
-        #expect(admin.err.contains("or run the same command with --idem \(adminKey) added: if it was made, it is not made twice"),
+        #expect(admin.err.contains("or run the same command with --idem \(adminKey) added, signed in as now: if it was made, it is not made twice"),
                 "\(admin.err)")
         #expect(playKey != adminKey)
 
@@ -90,15 +90,23 @@ import Testing
                                        home: try makeTemporaryDirectory())
         #expect(script.status == 64, "\(script.err)")
         #expect(script.err.contains("--idem goes with one command"), "\(script.err)")
-        let read = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--idem", "k3", "board"],
-                                     home: try makeTemporaryDirectory())
+        let miaHome = try makeTemporaryDirectory()
+        let read = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--idem", "k3", "board"], home: miaHome)
         #expect(read.status == 0, "\(read.err)")
         #expect(read.err.contains("--idem k3 was not used: board makes no change"), "\(read.err)")
         let long = try BQProcess.run(["admin"] + server.adminFlags + ["set-day", "2", "--idem", String(repeating: "k", count: 129)])
         #expect(long.status == 64, "\(long.err)")
         #expect(long.err.contains("--idem must be 1 to 128 characters, got 129"), "\(long.err)")
         let console = try BQProcess.run(["admin"] + server.adminFlags + ["console"], stdin: "set-day 2 --idem k2\nstatus\n")
-        #expect(console.out.contains("--idem is for one-shots: bq admin set-day ... --idem KEY"), "\(console.out)")
+        #expect(console.out.contains("bq admin set-day ... --idem KEY"), "\(console.out)")
+        #expect(console.out.contains("a key belongs to whoever sent the change"), "\(console.out)")
+        let samHome = try makeTemporaryDirectory()
+        let log = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--idem", "k5", "log"], home: samHome)
+        #expect(log.status == 0, "\(log.err)")
+        #expect(log.err.contains("--idem k5 was not used: log makes no change"), "\(log.err)")
+        let proof = try BQProcess.run(["play"] + server.address + ["complete", "c02", "text", "We sang", "--idem", "k4"], home: miaHome)
+        #expect(proof.status == 64, "\(proof.out) \(proof.err)")
+        #expect(proof.err.contains("--idem goes before the command, in a one-shot: bq play --idem KEY complete"), "\(proof.err)")
         #expect(!console.out.contains("It is now day 2"), "\(console.out)")
     }
 
