@@ -230,11 +230,13 @@ extension SavedItemFields {
     /// again and merges the fields given over the fresh item.
     func edit(_ typed: String, _ context: AdminContext) throws(ClientError) -> [String] {
         let op = "save_\(Self.kind)"
+        var versionsRead = Set<Int>()
         for attempt in 0..<editAttempts {
             // `state` shows the game as it is on disk; a change decided but not yet written moves
             // the version `expect` is checked against, so a retry gives it a moment to land.
             if attempt > 0 { Thread.sleep(forTimeInterval: 0.02 * Double(1 << attempt)) }
             let (version, view) = try read(typed, context)
+            versionsRead.insert(version)
             let id = view.memberId(typed, in: ["\(Self.kind)s"]) ?? typed
             guard let current = view["\(Self.kind)s"]?[id] else {
                 throw .refused(ServerRefusal(op: op, code: "not_found", message: "No \(Self.kind) \(id)"))
@@ -253,8 +255,11 @@ extension SavedItemFields {
                 continue
             }
         }
-        throw .refused(ServerRefusal(op: op, code: "version_conflict",
-                                     message: "The game kept changing while \(Self.kind) \(typed) was saved; nothing was saved. Try again"))
+        // Every read found the game at one version: nothing landed meanwhile, so what moved the
+        // version is a change still on its way to disk (a slow or locked disk), not others' edits.
+        let why = versionsRead.count == 1 ? "A change made before this one is still being written to disk (is the disk slow, or "
+            + "the log locked by another program?)" : "The game kept changing while \(Self.kind) \(typed) was saved"
+        throw .refused(ServerRefusal(op: op, code: "version_conflict", message: why + "; nothing was saved. Try again in a moment"))
     }
 
     /// The game as the server holds it now, for an edit to start from. With the server away,

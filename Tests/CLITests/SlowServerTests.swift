@@ -32,4 +32,23 @@ import Testing
         #expect(!reply.replayed, "the change was sent again")
         #expect(client.reconnectCount == 0)
     }
+
+    /// An edit expects the version it read, and a change still held by the disk has moved it
+    /// already: the edit cannot go through, and says why, rather than that others kept changing
+    /// the game.
+    @Test func anEditBehindAChangeHeldByTheDiskSaysSo() throws {
+        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        defer { server.stop() }
+        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let held = try BQProcess.run(["admin"] + server.adminFlags + ["--timeout", "1", "set-day", "2"])
+        let edit = try BQProcess.run(["admin"] + server.adminFlags + ["edit-challenge", "c03", "--points", "10"])
+        try locker.executeForTesting("ROLLBACK")
+        #expect(held.status == 75, "\(held.err)")
+        #expect(edit.status == 1, "\(edit.out) \(edit.err)")
+        #expect(edit.err.contains("A change made before this one is still being written to disk"), "\(edit.err)")
+        #expect(edit.err.contains("nothing was saved"), "\(edit.err)")
+    }
 }
