@@ -58,6 +58,20 @@ import Testing
         #expect(characters.out.contains("sam"), "\(characters.out)")
     }
 
+    /// At the picker, a free character on such a server is asked for its PIN, as a takeover is.
+    @Test func pickingAFreeCharacterWhereClaimsNeedThePinAsksForIt() throws {
+        let server = try ServerProcess(environment: ["BQ_CLAIMS_NEED_PIN": "true"])
+        defer { server.stop() }
+        let priya = try BQProcess(["play"] + server.address, home: try makeTemporaryDirectory())
+        #expect(priya.output.waitFor("Who are you?"))
+        priya.send("priya")
+        #expect(priya.output.waitFor("Claiming Priya needs Priya's PIN on this server"), "\(priya.output.text)")
+        #expect(priya.output.waitFor("PIN for priya (empty to choose another):"))
+        priya.send("1964")
+        #expect(priya.output.waitFor("You are now Priya (friend)."))
+        #expect(priya.finish() == 0)
+    }
+
     @Test func pickingACharacterInteractively() throws {
         let server = try ServerProcess()
         defer { server.stop() }
