@@ -59,6 +59,11 @@ struct Serve: ParsableCommand {
         unblockSignals([SIGTERM, SIGINT])
         // The one line scripts and tests wait for.
         try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
+        // A setting that guards the gifts is said, so that a misspelt variable does not leave
+        // the organizer believing it is on.
+        if config.claimsNeedPIN {
+            logger.notice("claims_need_pin is on: a character that has a PIN is claimed only with it, even while free")
+        }
         // "0.0.0.0" is no address to give the players: the ones this machine has are. A socket
         // on 0.0.0.0 takes IPv4 alone, so only those; one on "::" takes both.
         if ["0.0.0.0", "::", "[::]"].contains(config.host) {

@@ -297,6 +297,17 @@ import UV
         #expect(!named.contains(":"), "\(named)")
     }
 
+    /// `claims_need_pin` guards the gifts: the log says it is on, and says nothing when it is off.
+    @Test func claimsThatNeedThePinAreSaidAtStart() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (_, on) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/on", environment: ["BQ_CLAIMS_NEED_PIN": "1"],
+                                                logLevel: "notice")
+        #expect(on.contains("claims_need_pin is on"), "\(on)")
+        let (_, off) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/off", environment: [:], logLevel: "notice")
+        #expect(!off.contains("claims_need_pin"), "\(off)")
+    }
+
     /// On "::" the socket takes IPv4 and IPv6 connections alike, and every address is named.
     @Test func listeningOnEveryIPv6InterfaceNamesBothKindsOfAddress() throws {
         let dir = try TempDirectory()
