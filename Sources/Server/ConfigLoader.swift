@@ -98,6 +98,13 @@ public enum ConfigLoader {
         }
     }
 
+    /// The `BQ_` variables of `environment` that name no setting (a misspelt one is otherwise
+    /// ignored without a word), less those the `bq` clients read.
+    public static func unknownVariables(in environment: [String: String]) -> [String] {
+        let known = Set(settings.map(\.environment)).union(["BQ_PLAIN_INPUT"])
+        return environment.keys.filter { $0.hasPrefix("BQ_") && !known.contains($0) }.sorted()
+    }
+
     /// Applies command-line flags, keyed by setting (`port`, not `--port`), through the same
     /// checks as the file and the environment.
     public static func apply(flags: [String: JSONValue], to config: inout ServerConfig) throws(ConfigError) {

@@ -306,6 +306,11 @@ import UV
         #expect(on.contains("claims_need_pin is on"), "\(on)")
         let (_, off) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/off", environment: [:], logLevel: "notice")
         #expect(!off.contains("claims_need_pin"), "\(off)")
+        // Misspelt, it would be ignored without a word: it is named.
+        let (_, typo) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/typo", environment: ["BQ_CLAIM_NEED_PIN": "1"],
+                                                  logLevel: "notice")
+        #expect(typo.contains("BQ_CLAIM_NEED_PIN is set but is no setting of bq serve"), "\(typo)")
+        #expect(!typo.contains("claims_need_pin is on"), "\(typo)")
     }
 
     /// On "::" the socket takes IPv4 and IPv6 connections alike, and every address is named.
