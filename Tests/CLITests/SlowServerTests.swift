@@ -2,7 +2,6 @@ import Client
 import Foundation
 import JSON
 import Testing
-@testable import EventLog
 
 /// A server that is slow, not gone: its disk (here, another process's lock on the log) holds a
 /// change longer than the client's probe timeout. The client must wait for the answer, not take
@@ -18,14 +17,11 @@ import Testing
         try client.signInAdmin(key: server.adminKey)
         try client.subscribe()
 
-        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let lock = try LogLock(server)
         let change = client.send("adjust_points", ["delta": 5, "reason": "slow disk"])
         // The stall itself: several probe timeouts long, with the connection quiet meanwhile.
         Thread.sleep(forTimeInterval: 2)
-        try locker.executeForTesting("ROLLBACK")
+        try lock.release()
 
         let reply = try change.wait()
         #expect(reply.result["points"] == 5)
@@ -39,13 +35,10 @@ import Testing
     @Test func anEditBehindAChangeHeldByTheDiskSaysSo() throws {
         let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
         defer { server.stop() }
-        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let lock = try LogLock(server)
         let held = try BQProcess.run(["admin"] + server.adminFlags + ["--timeout", "1", "set-day", "2"])
         let edit = try BQProcess.run(["admin"] + server.adminFlags + ["edit-challenge", "c03", "--points", "10"])
-        try locker.executeForTesting("ROLLBACK")
+        try lock.release()
         #expect(held.status == 75, "\(held.err)")
         #expect(edit.status == 1, "\(edit.out) \(edit.err)")
         #expect(edit.err.contains("A change made before this one is still being written to disk"), "\(edit.err)")

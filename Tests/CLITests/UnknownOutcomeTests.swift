@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import EventLog
 
 /// A change whose reply does not come in time: a one-shot cannot send it again (it ends), so
 /// it must say that the change may have been made, and exit 75 for scripts to tell.
@@ -14,12 +13,9 @@ import Testing
         #expect(claimed.status == 0, "\(claimed.err)")
 
         // Another connection holds SQLite's write lock: the change is decided but cannot commit.
-        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let lock = try LogLock(server)
         let stuck = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "complete", "c15", "done"], home: home)
-        try locker.executeForTesting("ROLLBACK")
+        try lock.release()
         #expect(stuck.status == 75, "\(stuck.out) \(stuck.err)")
         #expect((stuck.out + stuck.err).contains("it may or may not have been applied"), "\(stuck.out) \(stuck.err)")
 
@@ -40,16 +36,13 @@ import Testing
         let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
         #expect(claimed.status == 0, "\(claimed.err)")
 
-        let locker = try EventStore(path: server.dataDirectory.appendingPathComponent("birthdayquest.sqlite").path,
-                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let lock = try LogLock(server)
         let play = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "complete", "c15", "done"], home: home)
         let admin = try BQProcess.run(["admin"] + server.adminFlags + ["--timeout", "1", "adjust-points", "7", "--reason", "bonus"])
         // A claim has no key to give; the device file it leaves is what makes the rerun safe.
         let theoHome = try makeTemporaryDirectory()
         let claim = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "--character", "theo", "whoami"], home: theoHome)
-        try locker.executeForTesting("ROLLBACK")
+        try lock.release()
         #expect(claim.status == 2, "\(claim.err)")
         #expect(claim.err.contains("running the same command again from this device is safe"), "\(claim.err)")
         let claimAgain = try BQProcess.run(["play"] + server.address + ["--character", "theo", "whoami"], home: theoHome)

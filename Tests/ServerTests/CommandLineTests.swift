@@ -293,7 +293,7 @@ import UV
                 || text.contains("this machine has no address other machines could use"), "\(text)")
         #expect(!text.contains("127.0.0.1"), "loopback is no address for another machine: \(text)")
         // A socket on 0.0.0.0 takes no IPv6 connection: no IPv6 address is named.
-        let named = text.components(separatedBy: "ADDRESS one of ").dropFirst().first?.prefix { $0 != "\n" } ?? ""
+        let named = Self.addressesNamed(in: text)
         #expect(!named.contains(":"), "\(named)")
     }
 
@@ -313,13 +313,18 @@ import UV
         #expect(!typo.contains("claims_need_pin is on"), "\(typo)")
     }
 
+    /// The list after "ADDRESS one of " in a start's log: the addresses it gives players.
+    private static func addressesNamed(in log: String) -> Substring {
+        log.components(separatedBy: "ADDRESS one of ").dropFirst().first?.prefix { $0 != "\n" } ?? ""
+    }
+
     /// On "::" the socket takes IPv4 and IPv6 connections alike, and every address is named.
     @Test func listeningOnEveryIPv6InterfaceNamesBothKindsOfAddress() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
         let (port, text) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data", environment: ["BQ_HOST": "::"],
                                                      logLevel: "notice")
-        let named = text.components(separatedBy: "ADDRESS one of ").dropFirst().first?.prefix { $0 != "\n" } ?? ""
+        let named = Self.addressesNamed(in: text)
         let mine = externalInterfaceAddresses(includingIPv6: true)
         for address in mine { #expect(named.contains(address), "\(address) missing from \(text)") }
         #expect(mine.isEmpty == named.isEmpty, "\(text), port \(port)")
