@@ -293,7 +293,7 @@ extension AdminOperation {
                 operation.resolveIds(context)
                 for line in try operation.perform(context) { context.terminal.line(line) }
             } catch .unconfirmed(let op) {
-                context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log`",
+                context.terminal.error(unknownOutcomeMessage(op, checkWith: "with `bq admin log --last 20`",
                                                              retry: key.map { "the same command with --idem \($0) added" }))
                 throw ExitCode(Admin.exitUnconfirmed)
             } catch {

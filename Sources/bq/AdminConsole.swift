@@ -30,7 +30,7 @@ struct AdminConsole: ParsableCommand {
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
         terminal.whenInterrupted { [client = context.client] in
-            _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the log")
+            _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the log (log --last 20)")
         }
         let notices = ConnectionNotices()
         let news = LiveNews(style: terminal.style, terminal: terminal)
@@ -64,7 +64,7 @@ struct AdminConsole: ParsableCommand {
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
             guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else {
-                _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: "the log")
+                _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: "the log (log --last 20)")
                 return
             }
             turn.commandStarted()
@@ -75,7 +75,7 @@ struct AdminConsole: ParsableCommand {
             guard let first = words.first else { continue }
             switch first {
             case "quit", "exit":
-                guard mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: true, check: "the log") else { continue }
+                guard mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: true, check: "the log (log --last 20)") else { continue }
                 return
             case "help":
                 // `help adjust-points` is that command's help; `help` alone lists what works here.
@@ -106,7 +106,7 @@ struct AdminConsole: ParsableCommand {
             case .refused(.unconfirmed(let op)):
                 let typed = line.trimmingCharacters(in: .whitespaces)
                 terminal.line(terminal.style.red("✗ ") + (Terminal.stdinIsTerminal ? keptChangeMessage(typed)
-                                                          : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: "the log")))
+                                                          : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: "the log (log --last 20)")))
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)
             case .cancelled: terminal.line("Cancelled.")

@@ -43,11 +43,33 @@ struct AdminLog: AdminOperation {
     @OptionGroup var connection: AdminConnectionOptions
     @Option(help: "Show events after this version.") var after = 0
     @Option(help: "At most this many (1 to 1000).") var limit = 100
+    @Option(help: "Only the newest N events (1 to 1000), instead of those after --after.") var last: Int?
+
+    func validate() throws {
+        if let last, !(1...1000).contains(last) { throw ValidationError("--last must be 1 to 1000, got \(last)") }
+        if last != nil, after != 0 { throw ValidationError("--last shows the newest events: give it or --after, not both") }
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        let reply = try context.client.request("events", ["after": .int(after), "limit": .int(limit)])
+        var from = after
+        var count = limit
+        if let last {
+            // The version now, to count back from; a change landing meanwhile only adds one more.
+            let now = try context.client.request("whoami").version ?? 0
+            from = max(0, now - last)
+            count = last
+        }
+        let reply = try context.client.request("events", ["after": .int(from), "limit": .int(count)])
         let events = reply.result["events"]?.arrayValue ?? []
-        return events.isEmpty ? ["No events after version \(after)."] : events.map { AdminScreens.event($0, style: context.style) }
+        guard !events.isEmpty else { return ["No events after version \(from)."] }
+        var lines = events.map { AdminScreens.event($0, style: context.style) }
+        // A page that stops short of the game's version says so: the change someone looks for
+        // after a run with no answer is among the newest, not the first hundred.
+        if let shown = events.last?["version"]?.intValue, let version = reply.version, shown < version {
+            lines.append(context.style.dim("… \(version - shown) newer event\(version - shown == 1 ? "" : "s"), up to version \(version): "
+                + "--after \(shown) for the next ones, --last N for the newest."))
+        }
+        return lines
     }
 }
 

@@ -71,6 +71,26 @@ import Testing
         #expect(log.out.contains("day_set") || log.out.contains("set_day") || log.out.contains("day"))
     }
 
+    /// After a change with no answer the organizer looks for it among the newest events: a page
+    /// that stops short says how many are newer, and --last shows the newest.
+    @Test func theLogSaysWhatIsNewerAndShowsTheNewestOnRequest() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for day in 2...5 {
+            #expect(try BQProcess.run(["admin"] + server.adminFlags + ["set-day", String(day)]).status == 0)
+        }
+        let page = try BQProcess.run(["admin", "log", "--limit", "2"] + server.adminFlags)
+        #expect(page.out.contains("v2 ") && !page.out.contains("v3 "), "\(page.out)")
+        #expect(page.out.contains("… 3 newer events, up to version 5: --after 2 for the next ones, --last N for the newest."),
+                "\(page.out)")
+        let newest = try BQProcess.run(["admin", "log", "--last", "2"] + server.adminFlags)
+        #expect(newest.status == 0, "\(newest.err)")
+        #expect(newest.out.contains("v4 ") && newest.out.contains("v5 ") && !newest.out.contains("v3 "), "\(newest.out)")
+        #expect(!newest.out.contains("newer event"), "\(newest.out)")
+        let both = try BQProcess.run(["admin", "log", "--last", "2", "--after", "1"] + server.adminFlags)
+        #expect(both.status == 64, "\(both.err)")
+    }
+
     @Test func editsKeepFieldsThatWereNotGiven() throws {
         let server = try ServerProcess()
         defer { server.stop() }
