@@ -408,7 +408,7 @@ final class PlaySession: @unchecked Sendable {
         let rest = Array(words.dropFirst())
         // Among a player's words it would become part of a proof's text, or a usage error that
         // does not say where it goes (the organizer's tools say so themselves).
-        if rest.contains("--idem"), !Self.organizerTools.contains(name) {
+        if rest.contains(where: { $0 == "--idem" || Self.value(of: ["--idem"], in: $0) != nil }), !Self.organizerTools.contains(name) {
             return usage("--idem goes before the command, in a one-shot: bq play --idem KEY \(name) ...")
         }
         // A word too many is a mistake to point out, not to drop: `unlock r09 r10` must not
@@ -552,6 +552,12 @@ final class PlaySession: @unchecked Sendable {
         return .unconfirmed
     }
 
+    /// The value of `--flag=value` when `word` is one of `flags` written that way.
+    private static func value(of flags: [String], in word: String) -> String? {
+        for flag in flags where word.hasPrefix(flag + "=") { return String(word.dropFirst(flag.count + 1)) }
+        return nil
+    }
+
     private func complete(_ words: [String]) -> Outcome {
         let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option a|b]"
         guard let id = words.first.map({ current?.itemId($0) ?? $0 }) else { return usage(syntax) }
@@ -563,6 +569,11 @@ final class PlaySession: @unchecked Sendable {
                 guard index + 1 < words.count else { return usage(syntax) }
                 option = words[index + 1].lowercased()
                 index += 2
+            } else if let value = Self.value(of: ["--option", "-o"], in: words[index]) {
+                // `--option=b`: a completion cannot be undone, so option A with "--option=b" in its
+                // proof would be for good.
+                option = value.lowercased()
+                index += 1
             } else {
                 proofWords.append(words[index])
                 index += 1

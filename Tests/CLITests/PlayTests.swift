@@ -437,5 +437,16 @@ import Testing
         #expect(wrong.status == 1)
         #expect(wrong.err.contains("\"Blind Portrait Gallery\" has no option b, only a"), "\(wrong.err)")
         #expect(!wrong.err.contains("option: "), "\(wrong.err)")
+
+        // `--option=b` is the option, not words of the proof: a completion is for good.
+        let joined = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c07", "text", "sang it", "--option=b"],
+                                       home: home)
+        #expect(joined.status == 0, "\(joined.err)")
+        let recorded = try BQProcess.run(["admin", "show", "c07"] + server.adminFlags)
+        #expect(!recorded.out.contains("--option"), "\(recorded.out)")
+        #expect(recorded.out.contains("done (option B)") && recorded.out.contains("proof: “sang it”"), "\(recorded.out)")
+        let keyInProof = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c06", "text", "hello", "--idem=k2"],
+                                           home: home)
+        #expect(keyInProof.status == 64, "\(keyInProof.out) \(keyInProof.err)")
     }
 }
