@@ -15,17 +15,20 @@ extension GameClient {
         // may take. Nothing listening is said at once: no server is there to wait for.
         let deadline = Date().addingTimeInterval(options.requestTimeout)
         var backoff = Backoff(options)
+        var attempt = 0
         while true {
+            // Never past the deadline by much: a slow try is the last one.
+            let wait = min(connectWait(attempt: attempt), max(100, Int(deadline.timeIntervalSinceNow * 1000)))
+            attempt += 1
             let first: BlockingLineSocket
             do {
-                first = try BlockingLineSocket(host: host, port: port,
-                                               connectTimeoutMilliseconds: options.connectTimeoutMilliseconds)
+                first = try BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait)
             } catch {
                 markNeverStarted()
                 throw .connectFailed(error.description)
             }
             do {
-                try handshake(first)
+                try handshake(first, helloWait: wait)
                 markReady(first)
                 let thread = Thread { [self] in readerMain(first) }
                 thread.name = "bq-client-reader"
@@ -53,7 +56,7 @@ extension GameClient {
         // Connected, then silence: something holds the port but does not answer.
         if let silence = error as? SocketError, silence.kind == .timedOut {
             return .noSession("\(host):\(port) took the connection but did not answer in time "
-                + "(a server that is stopped or overloaded, or not a bq server)")
+                + "(a server that is stopped or overloaded, a very slow network, or not a bq server)")
         }
         if case ClientError.protocolViolation(Self.closedByServer) = error {
             return .noSession("\(host):\(port) took the connection and closed it before saying hello, again and again "
@@ -63,6 +66,14 @@ extension GameClient {
     }
 
     static let closedByServer = "the server closed the connection"
+
+    /// How long the `attempt`th try (from 0) waits for the connection and the server's `hello`:
+    /// `connectTimeoutMilliseconds`, doubling with each try up to the request timeout, so that a
+    /// network slower than the first wait (a congested hotspot) still gets through.
+    func connectWait(attempt: Int) -> Int {
+        let ceiling = max(options.connectTimeoutMilliseconds, Int(options.requestTimeout * 1000))
+        return min(options.connectTimeoutMilliseconds << min(attempt, 10), ceiling)
+    }
 
     /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.
     private func markNeverStarted() {
@@ -98,6 +109,7 @@ extension GameClient {
     func reconnectWithBackoff() -> BlockingLineSocket? {
         var backoff = Backoff(options)
         var told = Set<String>()
+        var attempt = 0
         while true {
             state.lock()
             let deadline = Date().addingTimeInterval(backoff.next())
@@ -105,10 +117,11 @@ extension GameClient {
             let stop = closing
             state.unlock()
             if stop { return nil }
-            if let connection = try? BlockingLineSocket(host: host, port: port,
-                                                        connectTimeoutMilliseconds: options.connectTimeoutMilliseconds) {
+            let wait = connectWait(attempt: attempt)
+            attempt += 1
+            if let connection = try? BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait) {
                 do {
-                    try handshake(connection)
+                    try handshake(connection, helloWait: wait)
                     markReady(connection)
                     return connection
                 } catch {
@@ -247,8 +260,8 @@ extension GameClient {
 
     /// On a new connection: the `hello`, then signing in again and resubscribing from the mirror's
     /// version, each awaited here before any queued request is re-sent.
-    func handshake(_ connection: BlockingLineSocket) throws {
-        let hello = try readJSON(connection)
+    func handshake(_ connection: BlockingLineSocket, helloWait: Int) throws {
+        let hello = try readJSON(connection, timeoutMilliseconds: helloWait)
         guard hello["push"]?.stringValue == "hello" else {
             throw ClientError.protocolViolation("the first line was not a hello")
         }
@@ -306,8 +319,8 @@ extension GameClient {
         }
     }
 
-    func readJSON(_ connection: BlockingLineSocket) throws -> JSONValue {
-        guard let bytes = try connection.readLine(timeoutMilliseconds: options.connectTimeoutMilliseconds) else {
+    func readJSON(_ connection: BlockingLineSocket, timeoutMilliseconds: Int) throws -> JSONValue {
+        guard let bytes = try connection.readLine(timeoutMilliseconds: timeoutMilliseconds) else {
             throw ClientError.protocolViolation(Self.closedByServer)
         }
         reportLine(String(decoding: bytes, as: UTF8.self), false)

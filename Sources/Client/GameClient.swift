@@ -7,6 +7,8 @@ import POSIXSupport
 public struct ClientOptions: Sendable {
     /// How long `request` waits for a reply by default, reconnects included.
     public var requestTimeout: Double = 30
+    /// The first wait for a connection and the server's `hello`; each later try of the same
+    /// connect or reconnect waits twice as long as the one before, up to `requestTimeout`.
     public var connectTimeoutMilliseconds = 3000
     /// Reconnect after a lost connection (with backoff), sign in again, resubscribe, re-send.
     public var reconnect = true

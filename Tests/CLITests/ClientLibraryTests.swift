@@ -107,6 +107,22 @@ import Testing
         #expect(client.reconnectCount == 1)
     }
 
+    /// A network slower than the first wait for the server's hello (a congested hotspot) still
+    /// gets through: each try waits twice as long as the one before, up to the request timeout.
+    @Test func aHelloSlowerThanTheFirstWaitStillConnects() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let fake = FakeServer(hello: hello, helloDelayMilliseconds: { _ in 700 }) { request in
+            [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["role": "admin"]]]
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.connectTimeoutMilliseconds = 200
+        options.requestTimeout = 10
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        #expect(try client.request("admin", ["key": "k"]).result["role"] == "admin")
+    }
+
     @Test func theMirrorFollowsOtherPlayersChanges() throws {
         let server = try ServerProcess()
         defer { server.stop() }

@@ -22,6 +22,7 @@ final class FakeServer: @unchecked Sendable {
     init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
          afterPong: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
+         helloDelayMilliseconds: @escaping @Sendable (Int) -> UInt64 = { _ in 0 },
          respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
@@ -29,6 +30,7 @@ final class FakeServer: @unchecked Sendable {
                 return
             }
             var connections: [TCPConnection] = []
+            var timers: [LoopTimer] = []
             let server = try? TCPServer(loop: loop, host: "127.0.0.1", port: 0) { connection in
                 connections.append(connection)
                 let number = connections.count
@@ -56,16 +58,24 @@ final class FakeServer: @unchecked Sendable {
                         }
                     }
                 }
-                connection.write(Array((hello.serialized() + "\n").utf8))
-                for out in afterHello(number) {
-                    if out == FakeServer.hangUp { return connection.closeAfterFlush() }
-                    connection.write(Array((out.serialized() + "\n").utf8))
+                func greet() {
+                    connection.write(Array((hello.serialized() + "\n").utf8))
+                    for out in afterHello(number) {
+                        if out == FakeServer.hangUp { return connection.closeAfterFlush() }
+                        connection.write(Array((out.serialized() + "\n").utf8))
+                    }
+                    connection.startReading()
                 }
-                connection.startReading()
+                // A slow network's first line: the hello comes this long after the connection.
+                let delay = helloDelayMilliseconds(number)
+                guard delay > 0, let timer = try? LoopTimer(loop: loop) else { return greet() }
+                timers.append(timer)
+                timer.start(afterMilliseconds: delay) { greet() }
             }
             stopper = try? AsyncWakeup(loop: loop) { [self] in
                 server?.close()
                 for connection in connections { connection.close() }
+                for timer in timers { timer.close() }
                 stopper?.close()
             }
             port = server?.localPort ?? 0
