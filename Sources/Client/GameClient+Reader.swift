@@ -176,7 +176,9 @@ extension GameClient {
         let now = bootTimeNanoseconds()
         if let probedAt {
             let waited = Double(now &- probedAt) / 1e9
-            return waited >= options.probeTimeout ? "no answer from the server in \(Int(waited.rounded())) s" : nil
+            // A slow link's answer takes its round trip on top.
+            let allowed = options.probeTimeout + Double(locked { roundTrip }) / 1e9
+            return waited >= allowed ? "no answer from the server in \(Int(waited.rounded())) s" : nil
         }
         guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
         probedAt = now
@@ -187,20 +189,21 @@ extension GameClient {
     }
 
     /// The connection is lost (the reason returned) when the server's pushes keep coming but a
-    /// request sent on it has gone `probeTimeout` without its reply: a link or middlebox that
-    /// fails one way, where the server no longer hears this client. A push that left the server
-    /// over a second after the request was sent comes from a commit made after it; a server
-    /// that holds a reply on purpose, or waits on its disk, sends this connection no such push
-    /// meanwhile (its commits wait with it), so a slow server is left to the silence probe.
-    /// Replacing the connection re-sends the request, a mutation under its key.
+    /// request sent on it has gone `probeTimeout` (plus a round trip) without its reply: a link
+    /// or middlebox that fails one way, where the server no longer hears this client. A push
+    /// that arrives over a round trip and a second after the request was sent comes from a
+    /// commit made after the request reached the server; a server that holds a reply on purpose,
+    /// or waits on its disk, sends this connection no such push meanwhile (its commits wait with
+    /// it), so a slow server is left to the silence probe. Replacing the connection re-sends the
+    /// request, a mutation under its key.
     private func overdueReply(now: UInt64) -> String? {
-        let (oldest, pushed) = locked {
+        let (oldest, pushed, trip) = locked {
             (pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.sentAt).min(),
-             lastPushAt)
+             lastPushAt, roundTrip)
         }
-        guard let oldest, now > oldest, pushed > oldest &+ 1_000_000_000 else { return nil }
+        guard let oldest, now > oldest, pushed > oldest &+ trip &+ 1_000_000_000 else { return nil }
         let waited = Double(now - oldest) / 1e9
-        guard waited >= options.probeTimeout else { return nil }
+        guard waited >= options.probeTimeout + Double(trip) / 1e9 else { return nil }
         return "no answer from the server in \(Int(waited.rounded())) s, while its updates keep coming"
     }
 
@@ -268,7 +271,9 @@ extension GameClient {
         try handlePush(hello)
         // A full server says hello, then that it is full, then hangs up. One ping before anything
         // else tells that apart from an answer to whatever request happens to be first.
+        let pinged = bootTimeNanoseconds()
         let ping = try syncRequest(connection, ["op": "ping"])
+        locked { noteRoundTrip(bootTimeNanoseconds() &- pinged) }
         if ping["ok"]?.boolValue != true, ping["id"]?.isNull == true {
             throw ClientError.serverFull(ping["error"]?["message"]?.stringValue ?? "the server turned the connection away")
         }
@@ -415,6 +420,7 @@ extension GameClient {
             state.unlock()
         }
         guard let entry = pending[id], entry.outcome == nil else { return (false, nil) }
+        if entry.sentGeneration == generation, entry.sentAt > 0 { noteRoundTrip(bootTimeNanoseconds() &- entry.sentAt) }
         if message["ok"]?.boolValue == true {
             let result = message["result"] ?? .object([:])
             entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,

@@ -66,6 +66,14 @@ public final class GameClient: @unchecked Sendable {
     var lastSent = Date()
     /// When the last push arrived (`bootTimeNanoseconds`), for `overdueReply`.
     var lastPushAt: UInt64 = 0
+    /// The link's round trip as replies have measured it (nanoseconds): a rise counts at once,
+    /// a fall an eighth at a time, so one quick reply does not make a slow link look fast.
+    var roundTrip: UInt64 = 0
+
+    /// Takes one reply's time in flight into `roundTrip`. Under `state`.
+    func noteRoundTrip(_ sample: UInt64) {
+        roundTrip = max(sample, roundTrip - roundTrip / 8)
+    }
     var observer: (@Sendable (ClientEvent) -> Void)?
     var lineObserver: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?
 

@@ -111,7 +111,7 @@ import Testing
     /// gets through: each try waits twice as long as the one before, up to the request timeout.
     @Test func aHelloSlowerThanTheFirstWaitStillConnects() throws {
         let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello, helloDelayMilliseconds: { _ in 700 }) { request in
+        let fake = FakeServer(hello: hello, lineDelayMilliseconds: 700) { request in
             [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["role": "admin"]]]
         }
         defer { fake.stop() }
@@ -121,6 +121,29 @@ import Testing
         let client = try GameClient.connect(port: fake.port, options: options)
         defer { client.close() }
         #expect(try client.request("admin", ["key": "k"]).result["role"] == "admin")
+    }
+
+    /// A slow link is not a dead one: with replies taking longer than the probe timeout and the
+    /// game's pushes flowing, the client measures the round trip and waits for the reply
+    /// rather than replacing the connection over and over.
+    @Test func aLinkSlowerThanTheProbeTimeoutKeepsItsConnection() throws {
+        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
+        let fake = FakeServer(hello: hello, afterPong: { _ in [["push": "news", "text": "the game goes on"]] },
+                              lineDelayMilliseconds: 1_500) { request in
+            let id = request["id"] ?? .null
+            return request["op"] == "admin" ? [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
+                                            : [["id": id, "ok": true, "version": 2, "result": [:]]]
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.silenceBeforeProbe = 0.2
+        options.probeTimeout = 1
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.signInAdmin(key: "k")
+        let reply = try client.request("set_day", ["day": 2], timeout: 10)
+        #expect(reply.version == 2)
+        #expect(client.reconnectCount == 0)
     }
 
     @Test func theMirrorFollowsOtherPlayersChanges() throws {

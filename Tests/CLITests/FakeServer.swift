@@ -19,10 +19,12 @@ final class FakeServer: @unchecked Sendable {
     /// `answersPing(connection, ping)`: whether the `ping`th ping (from 1) on the `connection`th
     /// connection (from 1) is answered; all of them by default. `afterPong(connection)`: lines
     /// to send after each answer to a ping on that connection (pushes of a busy game, say).
+    /// `lineDelayMilliseconds`: a slow link, every line to the client (the hello too) sent that
+    /// long after the server would have sent it.
     init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
          afterPong: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
-         helloDelayMilliseconds: @escaping @Sendable (Int) -> UInt64 = { _ in 0 },
+         lineDelayMilliseconds: UInt64 = 0,
          respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
@@ -36,6 +38,19 @@ final class FakeServer: @unchecked Sendable {
                 let number = connections.count
                 var pending: [UInt8] = []
                 var pings = 0
+                // Writes `lines` in order, after the link's delay; a hang-up closes the
+                // connection once the lines before it are written.
+                func send(_ lines: [JSONValue]) {
+                    func write() {
+                        for out in lines {
+                            if out == FakeServer.hangUp { return connection.closeAfterFlush() }
+                            connection.write(Array((out.serialized() + "\n").utf8))
+                        }
+                    }
+                    guard lineDelayMilliseconds > 0, let timer = try? LoopTimer(loop: loop) else { return write() }
+                    timers.append(timer)
+                    timer.start(afterMilliseconds: lineDelayMilliseconds) { write() }
+                }
                 connection.onRead = { bytes in
                     pending += bytes
                     while let newline = pending.firstIndex(of: 0x0A) {
@@ -48,29 +63,14 @@ final class FakeServer: @unchecked Sendable {
                             pings += 1
                             guard answersPing(number, pings) else { continue }
                             let pong: JSONValue = ["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]
-                            connection.write(Array((pong.serialized() + "\n").utf8))
-                            for out in afterPong(number) { connection.write(Array((out.serialized() + "\n").utf8)) }
+                            send([pong] + afterPong(number))
                             continue
                         }
-                        for out in respond(request) {
-                            if out == FakeServer.hangUp { connection.closeAfterFlush(); break }
-                            connection.write(Array((out.serialized() + "\n").utf8))
-                        }
+                        send(respond(request))
                     }
                 }
-                func greet() {
-                    connection.write(Array((hello.serialized() + "\n").utf8))
-                    for out in afterHello(number) {
-                        if out == FakeServer.hangUp { return connection.closeAfterFlush() }
-                        connection.write(Array((out.serialized() + "\n").utf8))
-                    }
-                    connection.startReading()
-                }
-                // A slow network's first line: the hello comes this long after the connection.
-                let delay = helloDelayMilliseconds(number)
-                guard delay > 0, let timer = try? LoopTimer(loop: loop) else { return greet() }
-                timers.append(timer)
-                timer.start(afterMilliseconds: delay) { greet() }
+                send([hello] + afterHello(number))
+                connection.startReading()
             }
             stopper = try? AsyncWakeup(loop: loop) { [self] in
                 server?.close()
