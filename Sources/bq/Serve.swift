@@ -36,9 +36,6 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "bq.server")
         let config = try options.load()
-        for name in ConfigLoader.unknownVariables(in: ProcessInfo.processInfo.environment) {
-            logger.warning("\(name) is set but is no setting of bq serve (docs/configuration.md lists them): ignored")
-        }
         // A process-wide setting, so the executable's to make, not the server library's. Each
         // connection is a descriptor; the log, its WAL and the listener need a few more.
         let descriptorsNeeded = config.limits.maxConnections + 64

@@ -14,7 +14,14 @@ struct DataOptions: ParsableArguments {
     /// 64 before anything is opened or made.
     func load(command: String, flags: [String: JSONValue] = [:]) throws -> ServerConfig {
         do {
-            return try settings(flags: flags)
+            let config = try settings(flags: flags)
+            // A misspelt variable would otherwise be ignored without a word (a `BQ_DATA` typo
+            // reads the default directory).
+            for name in ConfigLoader.unknownVariables(in: ProcessInfo.processInfo.environment) {
+                try? FileHandle.standardError.write(contentsOf: Data(
+                    "bq \(command): warning: \(name) is set but is no setting (docs/configuration.md lists them): ignored\n".utf8))
+            }
+            return config
         } catch {
             try? FileHandle.standardError.write(contentsOf: Data("bq \(command): \(error)\n".utf8))
             throw ExitCode.validationFailure

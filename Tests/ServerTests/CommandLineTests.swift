@@ -309,7 +309,7 @@ import UV
         // Misspelt, it would be ignored without a word: it is named.
         let (_, typo) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/typo", environment: ["BQ_CLAIM_NEED_PIN": "1"],
                                                   logLevel: "notice")
-        #expect(typo.contains("BQ_CLAIM_NEED_PIN is set but is no setting of bq serve"), "\(typo)")
+        #expect(typo.contains("bq serve: warning: BQ_CLAIM_NEED_PIN is set but is no setting"), "\(typo)")
         #expect(!typo.contains("claims_need_pin is on"), "\(typo)")
     }
 
