@@ -40,9 +40,8 @@ import Testing
     /// A connection that went dead without a word (the server restarted while this machine
     /// slept, a network dropped it) is found out by a ping after a silence, and replaced.
     @Test func aSilentConnectionIsProbedAndReplaced() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
         // Each connection answers the handshake's ping, then nothing more: it has gone dead.
-        let fake = FakeServer(hello: hello, answersPing: { _, ping in ping == 1 }) { request in
+        let fake = FakeServer(answersPing: { _, ping in ping == 1 }) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "claim", "auth":
@@ -76,9 +75,8 @@ import Testing
     /// overdue while pushes come, not a silence, gives it away; the new connection re-sends the
     /// change under its key.
     @Test func aConnectionThatStillHearsTheServerButIsNotHeardIsReplaced() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
         let sends = CallCounter()
-        let fake = FakeServer(hello: hello, afterPong: { connection in
+        let fake = FakeServer(afterPong: { connection in
             connection == 1 ? [["push": "news", "text": "the game goes on"]] : []
         }) { request in
             let id = request["id"] ?? .null
@@ -110,8 +108,7 @@ import Testing
     /// A network slower than the first wait for the server's hello (a congested hotspot) still
     /// gets through: each try waits twice as long as the one before, up to the request timeout.
     @Test func aHelloSlowerThanTheFirstWaitStillConnects() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello, lineDelayMilliseconds: 700) { request in
+        let fake = FakeServer(lineDelayMilliseconds: 700) { request in
             [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["role": "admin"]]]
         }
         defer { fake.stop() }
@@ -127,8 +124,7 @@ import Testing
     /// game's pushes flowing, the client measures the round trip and waits for the reply
     /// rather than replacing the connection over and over.
     @Test func aLinkSlowerThanTheProbeTimeoutKeepsItsConnection() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello, afterPong: { _ in [["push": "news", "text": "the game goes on"]] },
+        let fake = FakeServer(afterPong: { _ in [["push": "news", "text": "the game goes on"]] },
                               lineDelayMilliseconds: 1_500) { request in
             let id = request["id"] ?? .null
             return request["op"] == "admin" ? [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]

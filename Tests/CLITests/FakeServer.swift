@@ -15,13 +15,15 @@ final class FakeServer: @unchecked Sendable {
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
+    /// A server's first line, for scripts with nothing to say in it.
+    static let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
 
     /// `answersPing(connection, ping)`: whether the `ping`th ping (from 1) on the `connection`th
     /// connection (from 1) is answered; all of them by default. `afterPong(connection)`: lines
     /// to send after each answer to a ping on that connection (pushes of a busy game, say).
     /// `lineDelayMilliseconds`: a slow link, every line to the client (the hello too) sent that
     /// long after the server would have sent it.
-    init(hello: JSONValue, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
+    init(hello: JSONValue = FakeServer.hello, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
          afterPong: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          lineDelayMilliseconds: UInt64 = 0,

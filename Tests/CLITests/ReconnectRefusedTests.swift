@@ -21,8 +21,7 @@ import Testing
             var discovers = 0
         }
         let script = Script()
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        return FakeServer(hello: hello, afterHello: { connection in
+        return FakeServer(afterHello: { connection in
             guard connection >= 2, connection - 2 < reconnects.count, reconnects[connection - 2] == crowded else { return [] }
             return [["id": .null, "ok": false, "error": ["code": "unavailable", "message": .string(crowded)]], FakeServer.hangUp]
         }) { request in

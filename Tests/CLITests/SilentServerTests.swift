@@ -7,8 +7,7 @@ import Testing
 /// refusal (1).
 @Suite struct SilentServerTests {
     @Test func aSubscribeThatGetsNoReplyIsExitSeventyFive() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello) { request in
+        let fake = FakeServer() { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "claim", "auth":
@@ -29,8 +28,7 @@ import Testing
     /// Something that takes the connection and then says nothing (a server stopped with
     /// Ctrl-Z, say) is told apart from nothing listening at all.
     @Test func aServerThatTakesTheConnectionButDoesNotAnswerIsSaidToBeSo() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello, answersPing: { _, _ in false }) { _ in [] }
+        let fake = FakeServer(answersPing: { _, _ in false }) { _ in [] }
         defer { fake.stop() }
         let result = try BQProcess.run(["admin", "status", "--port", String(fake.port), "--key", "k", "--timeout", "1"])
         #expect(result.status == 2, "\(result.err)")
@@ -42,8 +40,7 @@ import Testing
     /// `bq admin` whose sign-in gets no answer has no server to talk to (2), as `bq play` says;
     /// 1 is for a refusal.
     @Test func anAdminSignInThatGetsNoReplyIsExitTwo() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello) { _ in [] }
+        let fake = FakeServer() { _ in [] }
         defer { fake.stop() }
         let result = try BQProcess.run(["admin", "set-day", "3", "--port", String(fake.port), "--key", "k", "--timeout", "2"])
         #expect(result.status == 2, "\(result.err)")
@@ -53,8 +50,7 @@ import Testing
     /// Signed in, `bq admin status` whose read gets no reply is "no reply in time" (75), as
     /// `bq play`'s subscribe is, not a refusal (1).
     @Test func anAdminReadThatGetsNoReplyIsExitSeventyFive() throws {
-        let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
-        let fake = FakeServer(hello: hello) { request in
+        let fake = FakeServer() { request in
             request["op"] == "admin" ? [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["role": "admin"]]] : []
         }
         defer { fake.stop() }
