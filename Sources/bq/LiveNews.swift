@@ -60,9 +60,11 @@ final class LiveNews: @unchecked Sendable {
         }
     }
 
-    /// The next update is the one that catches up with what happened while disconnected.
+    /// The next update is the one that catches up with what happened while disconnected. Its
+    /// header names the connection, not the person: they may have watched all along (a link
+    /// that failed one way, a server restarted under them).
     func reconnected() {
-        lock.withLock { catchingUpHeader = live ? "While you were away:" : nil }
+        lock.withLock { catchingUpHeader = live ? "While the connection was down:" : nil }
     }
 
     /// A change of the person's own is about to be sent, under `key`: news is held until it

@@ -211,7 +211,7 @@ final class PlaySession: @unchecked Sendable {
                             + "or the organizer can unclaim it.")
                     } else if error.refusal?.code == "forbidden", pinToTry == nil {
                         // A server with `claims_need_pin`.
-                        refused("Give \(id)'s PIN with --pin (the organizer has it).")
+                        refused("Give \(greetingName(id).terminalSafe)'s PIN with --pin (the organizer has it).")
                     }
                     return .refused
                 }

@@ -45,7 +45,7 @@ import Testing
         let without = try BQProcess.run(["play"] + server.address + ["--character", "sam", "whoami"], home: home)
         #expect(without.status == 1, "\(without.err)")
         #expect(without.err.contains("Claiming Sam needs Sam's PIN on this server"), "\(without.err)")
-        #expect(without.err.contains("Give sam's PIN with --pin"), "\(without.err)")
+        #expect(without.err.contains("Give Sam's PIN with --pin"), "\(without.err)")
         let wrong = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--pin", "0000", "whoami"], home: home)
         #expect(wrong.status == 1 && wrong.err.contains("Cannot claim Sam: wrong PIN"), "\(wrong.err)")
         let right = try BQProcess.run(["play"] + server.address + ["--character", "sam", "--pin", "7305", "whoami"], home: home)

@@ -161,7 +161,7 @@ import Testing
         let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
         #expect(mia.output.waitFor("Connection lost; reconnecting…"), "\(mia.output.text)")
         #expect(mia.output.waitFor("Reconnected."))
-        #expect(mia.output.waitFor("While you were away:"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("While the connection was down:"), "\(mia.output.text)")
         #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
         #expect(mia.output.text.contains("Type help for commands."))
         #expect(mia.finish() == 0)
