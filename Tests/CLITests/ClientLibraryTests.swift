@@ -13,6 +13,18 @@ import Testing
         return options
     }
 
+    /// A client of `fake` signed in as admin that pings after 0.2 s of quiet (so that a fake
+    /// which pushes after each answer to a ping keeps the game busy) and gives up on a reply
+    /// after `probeTimeout`.
+    private func probingAdmin(of fake: FakeServer, probeTimeout: Double) throws -> GameClient {
+        var options = fastOptions()
+        options.silenceBeforeProbe = 0.2
+        options.probeTimeout = probeTimeout
+        let client = try GameClient.connect(port: fake.port, options: options)
+        try client.signInAdmin(key: "k")
+        return client
+    }
+
     @Test func pipelinedRepliesMatchTheirRequests() throws {
         let server = try ServerProcess()
         defer { server.stop() }
@@ -92,13 +104,9 @@ import Testing
             }
         }
         defer { fake.stop() }
-        var options = fastOptions()
-        // Pings every 0.2 s of quiet, each answered, with a push: the connection is never silent.
-        options.silenceBeforeProbe = 0.2
-        options.probeTimeout = 1
-        let client = try GameClient.connect(port: fake.port, options: options)
+        // Each ping is answered, with a push: the connection is never silent.
+        let client = try probingAdmin(of: fake, probeTimeout: 1)
         defer { client.close() }
-        try client.signInAdmin(key: "k")
         let reply = try client.request("set_day", ["day": 2], timeout: 10)
         #expect(reply.version == 2)
         #expect(sends.value == 2)
@@ -131,12 +139,8 @@ import Testing
                                             : [["id": id, "ok": true, "version": 2, "result": [:]]]
         }
         defer { fake.stop() }
-        var options = fastOptions()
-        options.silenceBeforeProbe = 0.2
-        options.probeTimeout = 1
-        let client = try GameClient.connect(port: fake.port, options: options)
+        let client = try probingAdmin(of: fake, probeTimeout: 1)
         defer { client.close() }
-        try client.signInAdmin(key: "k")
         let reply = try client.request("set_day", ["day": 2], timeout: 10)
         #expect(reply.version == 2)
         #expect(client.reconnectCount == 0)

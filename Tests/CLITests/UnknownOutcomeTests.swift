@@ -5,12 +5,8 @@ import Testing
 /// it must say that the change may have been made, and exit 75 for scripts to tell.
 @Suite struct UnknownOutcomeTests {
     @Test func aOneShotChangeWithNoReplyInTimeExits75AndTheChangeIsMadeOnce() throws {
-        // The server waits as long as it takes for the disk, far longer than the client.
-        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        let (server, home) = try Self.serverWithMiaClaimed()
         defer { server.stop() }
-        let home = try makeTemporaryDirectory()
-        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
-        #expect(claimed.status == 0, "\(claimed.err)")
 
         // Another connection holds SQLite's write lock: the change is decided but cannot commit.
         let lock = try LogLock(server)
@@ -30,11 +26,8 @@ import Testing
     /// A one-shot left without an answer prints the key it sent the change under; the same
     /// command run again with it gets the first answer back, and the change is made once.
     @Test func aOneShotLeftWithoutAnAnswerCanBeRunAgainUnderItsKey() throws {
-        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        let (server, home) = try Self.serverWithMiaClaimed()
         defer { server.stop() }
-        let home = try makeTemporaryDirectory()
-        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
-        #expect(claimed.status == 0, "\(claimed.err)")
 
         let lock = try LogLock(server)
         let play = try BQProcess.run(["play"] + server.address + ["--timeout", "1", "complete", "c15", "done"], home: home)
@@ -65,6 +58,16 @@ import Testing
 
         let after = try BQProcess.run(["play"] + server.address + ["whoami"], home: home)
         #expect(after.out.contains("Points: 107 ✦  (earned 107, spent 0)"), "each made once: \(after.out)")
+    }
+
+    /// A server that waits as long as it takes for its disk, far longer than a client, and the
+    /// home whose device file holds Mia.
+    private static func serverWithMiaClaimed(sourceLocation: SourceLocation = #_sourceLocation) throws -> (ServerProcess, URL) {
+        let server = try ServerProcess(environment: ["BQ_BUSY_TIMEOUT_MS": "60000"])
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)", sourceLocation: sourceLocation)
+        return (server, home)
     }
 
     /// The key in "... --idem KEY ..." of a message.
