@@ -2,8 +2,8 @@
 // BirthdayQuest server. Dependencies point one way, down to the C shims (the full graph and
 // why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
 // EventLog on CSQLite3, UV on CLibUV and POSIXSupport, POSIXSupport on nothing; Server on all of
-// those; Client on JSON, Protocol and POSIXSupport (beside Server, not on it); the bq
-// executable on everything.
+// those; Client on JSON, Protocol and POSIXSupport (beside Server, not on it); Benchmarks
+// (`bq bench`) on Client and the wrappers; the bq executable on everything.
 // Linux only: the system wrappers (UV, EventLog's VFS, POSIXSupport) use Glibc.
 import PackageDescription
 
@@ -49,11 +49,16 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: safe),
         .target(name: "Client", dependencies: ["JSON", "Protocol", "POSIXSupport"], swiftSettings: safe),
+        // `bq bench`: load over real TCP, the baselines it is compared with, the log alone.
+        .target(name: "Benchmarks", dependencies: [
+            "Client", "EventLog", "UV", "POSIXSupport", "JSON", "Protocol",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], swiftSettings: safe),
         .executableTarget(name: "bq", dependencies: [
-            "Server", "Client", "EventLog", "UV", "POSIXSupport", "Views", "Domain", "JSON", "Protocol",
+            "Server", "Client", "Benchmarks", "EventLog", "UV", "POSIXSupport", "Views", "Domain", "JSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], swiftSettings: safe),
         // Deterministic randomness for property tests and the crash child: a seed replays a history.
         .target(name: "SeededRandom", swiftSettings: safe),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 
 @main
 struct BQ: ParsableCommand {

@@ -4,12 +4,15 @@ import Foundation
 import UV
 import POSIXSupport
 
-/// `bq bench`: benchmarks run on purpose, never from the test suite.
-struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `bq bench`: benchmarks run on purpose, never from the test suite. The one public type of this
+/// target: the `bq` executable mounts it as a subcommand.
+public struct Bench: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks: load over real TCP, the bare echo baseline, the event log, request decoding.",
         subcommands: [BenchLoad.self, BenchEcho.self, BenchRedis.self, BenchLog.self, BenchStartup.self, BenchDecode.self, BenchEchoServer.self])
+
+    public init() {}
 }
 
 /// The load shape flags `load` and `echo` share.
