@@ -5,4 +5,8 @@
 // SQLITE_TRANSIENT is a cast macro Swift cannot import: it tells SQLite to copy
 // bound bytes before the bind call returns, so Swift buffers may die right after.
 static inline sqlite3_destructor_type bq_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+// Extended result codes are macros over an expression, which Swift does not import.
+static inline int bq_sqlite_ioerr_write(void) { return SQLITE_IOERR_WRITE; }
+static inline int bq_sqlite_ioerr_fsync(void) { return SQLITE_IOERR_FSYNC; }
 #endif

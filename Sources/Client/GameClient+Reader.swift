@@ -213,8 +213,9 @@ extension GameClient {
     /// full socket may hold until this reader drains the connection.
     private func keepAliveIfIdle() {
         let due = locked { () -> Bool in
-            guard ready, let idle = idleTimeout, Date().timeIntervalSince(lastSent) >= idle / 2 else { return false }
-            lastSent = Date()  // one ping on its way is enough
+            let now = bootTimeNanoseconds()
+            guard ready, let idle = idleTimeout, Double(now &- lastSentAt) >= idle / 2 * 1e9 else { return false }
+            lastSentAt = now  // one ping on its way is enough
             return true
         }
         guard due else { return }
@@ -252,7 +253,7 @@ extension GameClient {
             entry.sentGeneration = generation
             entry.sentAt = now
         }
-        lastSent = Date()
+        lastSentAt = now
         let lines = lineObserver
         state.unlock()
         for entry in resend {
@@ -290,7 +291,7 @@ extension GameClient {
                 let message = reply["error"]?["message"]?.stringValue ?? "sign-in refused"
                 // Only a refused identity is a lost session; anything else (a busy or
                 // shutting-down server) is a reason to try this reconnect again later.
-                guard reply["error"]?["code"]?.stringValue == "unauthenticated" else {
+                guard reply["error"]?["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) == .unauthenticated else {
                     throw RefusedForNow(reason: message)
                 }
                 // Signed out, as after `bye unclaimed`: nothing to subscribe to as anyone.
@@ -315,8 +316,8 @@ extension GameClient {
                 // of it. A refusal that passes (a busy or failing server) makes this reconnect
                 // start over; any other will not pass by trying again.
                 let message = reply["error"]?["message"]?.stringValue ?? "refused"
-                let code = reply["error"]?["code"]?.stringValue
-                guard code != "rate_limited", code != "unavailable", code != "internal" else {
+                let code = reply["error"]?["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:))
+                guard code?.isTransient != true else {
                     throw RefusedForNow(reason: message)
                 }
                 locked { subscribed = false }

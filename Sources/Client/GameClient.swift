@@ -63,7 +63,9 @@ public final class GameClient: @unchecked Sendable {
     var reconnects = 0
     /// The server's idle timeout, from its `hello`; nil when it has none.
     var idleTimeout: TimeInterval?
-    var lastSent = Date()
+    /// When a line was last sent (`bootTimeNanoseconds`, which a stepped wall clock does not
+    /// move), for the idle ping.
+    var lastSentAt = bootTimeNanoseconds()
     /// When the last push arrived (`bootTimeNanoseconds`), for `overdueReply`.
     var lastPushAt: UInt64 = 0
     /// The link's round trip as replies have measured it (nanoseconds): a rise counts at once,
@@ -223,7 +225,7 @@ public final class GameClient: @unchecked Sendable {
         if target != nil {
             entry.sentGeneration = generation
             entry.sentAt = bootTimeNanoseconds()
-            lastSent = Date()
+            lastSentAt = entry.sentAt
         }
         let lines = lineObserver
         state.unlock()

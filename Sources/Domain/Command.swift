@@ -37,7 +37,7 @@ public struct CommandContext: Sendable, Hashable {
 }
 
 /// The stable codes of PROTOCOL.md that a game rule can give.
-public enum RejectionCode: String, Sendable, Hashable {
+public enum RejectionCode: String, Sendable, Hashable, CaseIterable {
     case badRequest = "bad_request"
     case forbidden
     case notFound = "not_found"

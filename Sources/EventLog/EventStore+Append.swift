@@ -191,7 +191,7 @@ extension EventStore {
     /// it is durable; if that cannot be made durable either, the outcome is uncertain and said
     /// to be. A COMMIT that failed writing (a full disk) never wrote a whole commit frame.
     private func settleFailedCommit(_ batch: [AppendRequest], _ commitError: StorageError) -> [AppendResult] {
-        if commitError.code == SQLITE_FULL || commitError.extendedCode == SQLITE_IOERR | (3 << 8) {  // SQLITE_IOERR_WRITE
+        if commitError.code == SQLITE_FULL || commitError.extendedCode == bq_sqlite_ioerr_write() {
             return failAll(batch, commitError)
         }
         let failure = (at: Int64(Date().timeIntervalSince1970 * 1000), error: commitError.description)

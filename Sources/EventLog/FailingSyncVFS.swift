@@ -42,7 +42,7 @@ package enum FailingSyncVFS {
         methods.pointee.xSync = { file, flags in
             if FailingSyncVFS.syncFailuresLeft > 0 {
                 FailingSyncVFS.syncFailuresLeft -= 1
-                return SQLITE_IOERR | (4 << 8)   // SQLITE_IOERR_FSYNC
+                return bq_sqlite_ioerr_fsync()
             }
             return FailingSyncVFS.realWALMethods!.pointee.xSync(file, flags)
         }

@@ -20,11 +20,37 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case unavailable
     case `internal`
 
+    /// Refusals that say nothing about the request itself, only that the server cannot take it
+    /// now (too fast, storage failing, a fault): the same request may pass later.
+    public var isTransient: Bool {
+        switch self {
+        case .rateLimited, .unavailable, .internal: return true
+        default: return false
+        }
+    }
+
     /// The codes that count toward the "bad lines in a row" limit.
     public var isBadLine: Bool {
         switch self {
         case .badJSON, .lineTooLong, .badRequest, .unknownOp: return true
         default: return false
+        }
+    }
+}
+
+extension ErrorCode {
+    /// Every rule the domain can break has its code on the wire: a new `RejectionCode` does not
+    /// compile until it is given one here.
+    public init(_ rejection: RejectionCode) {
+        switch rejection {
+        case .badRequest: self = .badRequest
+        case .forbidden: self = .forbidden
+        case .notFound: self = .notFound
+        case .alreadyClaimed: self = .alreadyClaimed
+        case .alreadyCompleted: self = .alreadyCompleted
+        case .alreadyUnlocked: self = .alreadyUnlocked
+        case .insufficientPoints: self = .insufficientPoints
+        case .secretLocked: self = .secretLocked
         }
     }
 }
@@ -40,7 +66,7 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public init(_ rejection: Rejection) {
-        self.code = ErrorCode(rawValue: rejection.code.rawValue) ?? .internal
+        self.code = ErrorCode(rejection.code)
         self.message = rejection.message
     }
 

@@ -309,7 +309,14 @@ final class GameHub {
             // Barriers ahead of it reflected states that are now durable.
             while let front = pending.popFirst(), front.seq != seq { committedThisTurn.append(front) }
             for event in head.events { durable.apply(event) }
-            assert(durable.version == Int(version), "durable version \(durable.version) != log version \(version)")
+            if durable.version != Int(version) {
+                // A bug, not a state of the world: the log's compare-and-set passed on a version
+                // this copy was not at. Said in release builds too. The command did commit, so it
+                // is answered; the next one decided on this copy meets `.conflict` and is refused
+                // with the same advice.
+                server.logger.critical("the server's copy of the game is not at the version its log reached; restart the server to reload it",
+                                       metadata: ["game": "\(name)", "copy": "\(durable.version)", "log": "\(version)"])
+            }
             committedThisTurn.append(head)
         case .conflict(let expected, let actual):
             // The log and this server's copy of the game disagree: a writer outside the server

@@ -172,7 +172,7 @@ extension Admin {
             if let view = currentView?(), let seen = operation.refusalFrom(view) {
                 // Items are never removed, but one just added may not have reached the view yet:
                 // what it lacks is asked of the server; unanswered, the server decides.
-                let refusal = seen.code != "not_found" ? seen
+                let refusal = seen.errorCode != .notFound ? seen
                     : (try? context.client.request("state", [:], timeout: 2))?.result["state"].flatMap(operation.refusalFrom)
                 if let refusal { return .refused(.refused(refusal)) }
             }

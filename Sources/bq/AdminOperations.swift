@@ -81,7 +81,7 @@ struct AdminForceUnlock: AdminChange {
         let reply: Reply
         do {
             reply = try context.change("force_unlock", ["reward": .string(reward), "deduct": .bool(!noDeduct)])
-        } catch .refused(let refusal) where refusal.code == "insufficient_points" && !noDeduct {
+        } catch .refused(let refusal) where refusal.errorCode == .insufficientPoints && !noDeduct {
             throw .refused(ServerRefusal(op: refusal.op, code: refusal.code,
                                          message: refusal.message + " (force-unlock \(reward) --no-deduct unlocks it for free)"))
         }
@@ -251,7 +251,7 @@ extension SavedItemFields {
             args["expect"] = .int(version)
             do {
                 return context.done("Saved \(Self.kind) \(id).", try context.change(op, args))
-            } catch .refused(let refusal) where refusal.code == "version_conflict" {
+            } catch .refused(let refusal) where refusal.errorCode == .versionConflict {
                 continue
             }
         }

@@ -13,7 +13,7 @@ func lateReplyLine(_ op: String, _ args: [String: JSONValue], _ result: Result<R
         let points = reply.result["points"]?.intValue.map { " Points: \($0) ✦." } ?? ""
         let version = showsVersion ? " [version \(reply.version ?? 0)]" : ""
         return style.green("✓ ") + "\(what), sent earlier, went through.\(points)\(version)"
-    case .failure(.refused(let refusal)) where refusal.code == "internal":
+    case .failure(.refused(let refusal)) where refusal.errorCode == .internal:
         // Not a refusal: the server failed, and its words say what is known of the change.
         return style.red("✗ ") + "\(what), sent earlier, met a server error: \(refusal.message.terminalSafe)"
     case .failure(let error):

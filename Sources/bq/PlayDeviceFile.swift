@@ -1,7 +1,6 @@
 import Client
 import Foundation
 import JSON
-import Server
 import POSIXSupport
 
 /// What `bq play` keeps between runs: the device id (made once) and the session token, so the

@@ -1,6 +1,5 @@
 import Foundation
 import JSON
-import Server
 import POSIXSupport
 
 /// The game as this person was last told it by an open `bq play`, kept beside the device file,

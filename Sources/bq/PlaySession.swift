@@ -136,7 +136,7 @@ final class PlaySession: @unchecked Sendable {
             } catch {
                 // Only a refused token is a lost session: a server that does not answer, or is
                 // full, may take it tomorrow.
-                guard error.refusal?.code == "unauthenticated" else {
+                guard error.refusal?.errorCode == .unauthenticated else {
                     refused(error.description)
                     return error.refusal == nil ? .noAnswer : .refused
                 }
@@ -185,7 +185,7 @@ final class PlaySession: @unchecked Sendable {
                 return .signedIn
             } catch {
                 // `--character Mia`: the name, or the id in capitals, of a character that exists.
-                if error.refusal?.code == "not_found", let characters = try? client.characters(game: game),
+                if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game),
                    let found = Self.character(id, in: characters), found != id {
                     choice = found
                     continue
@@ -199,23 +199,23 @@ final class PlaySession: @unchecked Sendable {
                     }
                     return .noAnswer
                 }
-                if error.refusal?.code == "already_claimed" {
+                if error.refusal?.errorCode == .alreadyClaimed {
                     for other in PlayDeviceFile.others(besides: file.path, game: game) {
                         refused("If \(id) is yours from an earlier start at another address or port, this device may be "
                             + "saved for it in \(other): start with --device-file \(other)")
                     }
                 }
                 guard mode == .interactive else {
-                    if error.refusal?.code == "already_claimed" {
+                    if error.refusal?.errorCode == .alreadyClaimed {
                         refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "
                             + "or the organizer can unclaim it.")
-                    } else if error.refusal?.code == "forbidden", pinToTry == nil {
+                    } else if error.refusal?.errorCode == .forbidden, pinToTry == nil {
                         // A server with `claims_need_pin`.
                         refused("Give \(greetingName(id).terminalSafe)'s PIN with --pin (the organizer has it).")
                     }
                     return .refused
                 }
-                if error.refusal?.code == "already_claimed" || error.refusal?.code == "forbidden" {
+                if error.refusal?.errorCode == .alreadyClaimed || error.refusal?.errorCode == .forbidden {
                     guard let answer = terminal.readSecretLine(asking: "PIN for \(id) (empty to choose another): ") else { return .refused }
                     if !answer.isEmpty {
                         pinToTry = answer

@@ -49,7 +49,7 @@ if (4...5).contains(arguments.count), arguments[1] == "failsync", let failures =
     }
 }
 guard arguments.count == 4, let seed = UInt64(arguments[2]), let count = Int(arguments[3]) else {
-    fail("usage: eventlog-crash-child <dbpath> <seed> <count> | bench <directory> <events>")
+    fail("usage: eventlog-crash-child <dbpath> <seed> <count> | failsync <dbpath> <failures> [again]")
 }
 
 let writer: EventWriter
