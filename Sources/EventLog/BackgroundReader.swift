@@ -1,3 +1,4 @@
+import SQLite
 import Foundation
 
 /// A thread with a read-only `EventStore` of its own that runs jobs one at a time, in the order

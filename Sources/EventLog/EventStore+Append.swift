@@ -1,3 +1,4 @@
+import SQLite
 import CSQLite3
 import Foundation
 

@@ -1,3 +1,4 @@
+import SQLite
 import CSQLite3
 
 /// An append-only, per-game event log in one SQLite file (WAL mode).

@@ -12,6 +12,7 @@
 // transaction committed: `ack <game> <version after> <idempotency key...>`. Event payloads are
 // `{"n":<int>}`; an occasional snapshot holds `{"sum":<sum of n up to its version>}`, so the test
 // can check snapshots against the events.
+import SQLite
 import EventLog
 import Foundation
 import SeededRandom
@@ -30,7 +31,7 @@ if (4...5).contains(arguments.count), arguments[1] == "failsync", let failures =
             AppendRequest(game: "g", expected: version, events: [NewEvent(type: "tick", actor: "child", at: 1, payload: "{}")])
         }
         guard store.append(tick(after: 0)) == .committed(version: 1) else { fail("the first append did not commit") }
-        FailingSyncVFS.syncFailuresLeft = failures
+        FailingSyncVFS.failNextSyncs(failures)
         func outcome(_ result: AppendResult) -> String {
             switch result {
             case .committed: "committed"

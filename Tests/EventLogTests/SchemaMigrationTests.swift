@@ -1,5 +1,6 @@
 import Testing
 @testable import EventLog
+import SQLite
 
 @Suite struct SchemaMigrationTests {
     private let oldRecord = IdempotencyRecord(identity: "alice", key: "k1", fingerprint: "fp-1",

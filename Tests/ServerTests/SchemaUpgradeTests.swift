@@ -1,5 +1,6 @@
 import Foundation
 @testable import EventLog
+import SQLite
 import JSON
 import Testing
 

@@ -13,10 +13,15 @@ import Glibc
 /// are SQLite's, and the project keeps C callbacks in its thin SQLite and libuv wrappers.
 package enum FailingSyncVFS {
     /// How many of the next WAL syncs fail.
-    nonisolated(unsafe) package static var syncFailuresLeft = 0
+    nonisolated(unsafe) private static var syncFailuresLeft = 0
     nonisolated(unsafe) private static var base: UnsafeMutablePointer<sqlite3_vfs>?
     nonisolated(unsafe) private static var realWALMethods: UnsafePointer<sqlite3_io_methods>?
     nonisolated(unsafe) private static var failingWALMethods: UnsafeMutablePointer<sqlite3_io_methods>?
+
+    /// Makes the next `count` WAL syncs fail. Call from the thread that commits.
+    package static func failNextSyncs(_ count: Int) {
+        syncFailuresLeft = count
+    }
 
     package static func install() {
         guard base == nil, let found = sqlite3_vfs_find(nil) else { return }

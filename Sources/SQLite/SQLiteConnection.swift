@@ -1,6 +1,7 @@
 import CSQLite3
 
 /// The code that calls `sqlite3_*`, but for `FailingSyncVFS`, a failing disk for the crash tests.
+/// `package` access: the event log is its one user (its tests and the crash child aside).
 ///
 /// Threads: a connection (and every `Statement` it hands out) is opened in SQLite's multi-thread
 /// mode (`SQLITE_OPEN_NOMUTEX`): it must be used by one thread at a time. Callers confine it.
@@ -9,7 +10,7 @@ import CSQLite3
 /// finalizes the statements before closing the handle. Strings go in and come out as copies
 /// (`SQLITE_TRANSIENT` on bind, `String(decoding:)` on read), so no Swift buffer is ever borrowed
 /// by SQLite beyond a single call.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     /// Owned; nil once closed.
     private var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
@@ -22,11 +23,11 @@ final class SQLiteConnection {
         var pages: Int32 = 0
     }
 
-    init(path: String, readOnly: Bool) throws(StorageError) {
+    package init(path: String, readOnly: Bool) throws(SQLiteError) {
         // The log's connections live on four threads; a library built without any locking
         // (SQLITE_THREADSAFE=0) would share its global state among them unguarded.
         guard sqlite3_threadsafe() != 0 else {
-            throw StorageError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+            throw SQLiteError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
                                message: "this SQLite library was built without thread support (SQLITE_THREADSAFE=0)")
         }
         var db: OpaquePointer?
@@ -37,13 +38,13 @@ final class SQLiteConnection {
             // sqlite3_open_v2 may hand back a handle even on failure; it still has to be closed.
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
             sqlite3_close_v2(db)
-            throw StorageError(code: rc & 0xff, extendedCode: rc, message: "\(message) (\(path))")
+            throw SQLiteError(code: rc & 0xff, extendedCode: rc, message: "\(message) (\(path))")
         }
         // A file or directory the process may not write is opened read-only without a word;
         // every commit would then fail. Said here, at start-up, instead.
         if !readOnly, sqlite3_db_readonly(db, "main") == 1 {
             sqlite3_close_v2(db)
-            throw StorageError(code: SQLITE_READONLY, message: "the file can only be read: this process may not write it; "
+            throw SQLiteError(code: SQLITE_READONLY, message: "the file can only be read: this process may not write it; "
                 + "check its owner and mode")
         }
         handle = db
@@ -53,7 +54,7 @@ final class SQLiteConnection {
     /// Counts WAL pages after each commit, for `checkpointIfNeeded`. Installing it also turns
     /// SQLite's automatic checkpoint off (which would land inside a commit); and since
     /// `PRAGMA wal_autocheckpoint` replaces any hook, call this after every such pragma.
-    func installWALHook() {
+    package func installWALHook() {
         guard let handle else { return }
         // The hook runs on the committing thread (the one thread using this connection), inside
         // sqlite3_step of COMMIT; the context is `walState`, owned by self and alive until close().
@@ -67,19 +68,19 @@ final class SQLiteConnection {
 
     deinit { close() }
 
-    var isOpen: Bool { handle != nil }
+    package var isOpen: Bool { handle != nil }
 
     /// Pages in the WAL as of this connection's latest commit.
-    var walPages: Int { Int(walState.pages) }
+    package var walPages: Int { Int(walState.pages) }
 
     /// True outside an explicit transaction (SQLite rolls back by itself after some errors).
-    var isAutocommit: Bool {
+    package var isAutocommit: Bool {
         guard let handle else { return true }
         return sqlite3_get_autocommit(handle) != 0
     }
 
     /// Finalizes every statement and closes the handle. Idempotent.
-    func close() {
+    package func close() {
         guard let db = handle else { return }
         for statement in statements.values { statement.finalize() }
         statements.removeAll()
@@ -88,13 +89,13 @@ final class SQLiteConnection {
         handle = nil
     }
 
-    func setBusyTimeout(milliseconds: Int32) {
+    package func setBusyTimeout(milliseconds: Int32) {
         guard let handle else { return }
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
     /// Runs one or more statements that return no rows we need (pragmas, DDL, BEGIN/COMMIT).
-    func execute(_ sql: String) throws(StorageError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         let db = try openHandle(sql: sql)
         let rc = sqlite3_exec(db, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
@@ -102,12 +103,12 @@ final class SQLiteConnection {
 
     /// Runs one statement that returns no rows through the statement cache: for the statements
     /// every transaction repeats (BEGIN, COMMIT), which `execute` would parse again each time.
-    func run(_ sql: String) throws(StorageError) {
+    package func run(_ sql: String) throws(SQLiteError) {
         try statement(sql).run()
     }
 
     /// A prepared statement for `sql`, prepared on first use and reused afterwards.
-    func statement(_ sql: String) throws(StorageError) -> Statement {
+    package func statement(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = statements[sql] { return cached }
         let db = try openHandle(sql: sql)
         var raw: OpaquePointer?
@@ -122,7 +123,7 @@ final class SQLiteConnection {
     }
 
     /// Reads a pragma (or any single-value query) as an integer.
-    func integer(_ sql: String) throws(StorageError) -> Int64 {
+    package func integer(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try statement(sql)
         defer { statement.reset() }
         guard try statement.step() else { return 0 }
@@ -130,7 +131,7 @@ final class SQLiteConnection {
     }
 
     /// Runs a passive checkpoint: copies as much of the WAL into the database as readers allow.
-    func checkpoint() throws(StorageError) {
+    package func checkpoint() throws(SQLiteError) {
         let db = try openHandle(sql: nil)
         var logFrames: Int32 = 0
         var copied: Int32 = 0
@@ -138,7 +139,7 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK else { throw error(rc, sql: "wal_checkpoint(PASSIVE)") }
         // -1: this connection has not opened the WAL, so nothing was checkpointed at all.
         guard logFrames >= 0 else {
-            throw StorageError(code: SQLITE_MISUSE, message: "checkpoint on a connection that has not opened the WAL",
+            throw SQLiteError(code: SQLITE_MISUSE, message: "checkpoint on a connection that has not opened the WAL",
                                sql: "wal_checkpoint(PASSIVE)")
         }
         // Once everything is copied the next writer restarts the WAL from its beginning.
@@ -146,20 +147,20 @@ final class SQLiteConnection {
     }
 
     /// The error for result code `rc`, with SQLite's message for the latest failure.
-    func error(_ rc: Int32, sql: String?) -> StorageError {
+    package func error(_ rc: Int32, sql: String?) -> SQLiteError {
         guard let handle else {
-            return StorageError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
+            return SQLiteError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
         }
         let extended = sqlite3_extended_errcode(handle)
         let message = String(cString: sqlite3_errmsg(handle))
         // After a failed step the handle's code is the step's; otherwise trust rc.
         let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
-        return StorageError(code: code & 0xff, extendedCode: code, message: message, sql: sql)
+        return SQLiteError(code: code & 0xff, extendedCode: code, message: message, sql: sql)
     }
 
-    private func openHandle(sql: String?) throws(StorageError) -> OpaquePointer {
+    private func openHandle(sql: String?) throws(SQLiteError) -> OpaquePointer {
         guard let handle else {
-            throw StorageError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
+            throw SQLiteError(code: SQLITE_MISUSE, message: "connection is closed", sql: sql)
         }
         return handle
     }
@@ -167,10 +168,10 @@ final class SQLiteConnection {
 
 /// A prepared statement owned by its `SQLiteConnection` (same thread rule). Use: bind, step until
 /// it returns false, reset. Column reads copy the bytes out before the next step.
-final class Statement {
+package final class Statement {
     /// Owned by the connection's cache; finalized by `SQLiteConnection.close()`.
     private var raw: OpaquePointer?
-    let sql: String
+    package let sql: String
     /// Unowned: the connection owns this statement, never the other way round.
     private unowned let connection: SQLiteConnection
 
@@ -187,16 +188,16 @@ final class Statement {
 
     /// Clears the bindings and rewinds, ready for the next use. Errors of the previous step were
     /// already reported by `step()`, so the result code is ignored here.
-    func reset() {
+    package func reset() {
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
     }
 
-    func bind(_ index: Int32, _ value: Int64) throws(StorageError) {
+    package func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
         try check(sqlite3_bind_int64(raw, index, value))
     }
 
-    func bind(_ index: Int32, _ value: String?) throws(StorageError) {
+    package func bind(_ index: Int32, _ value: String?) throws(SQLiteError) {
         guard let value else {
             try check(sqlite3_bind_null(raw, index))
             return
@@ -210,7 +211,7 @@ final class Statement {
     }
 
     /// Advances; true when a row is available, false when done.
-    func step() throws(StorageError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(raw)
         switch rc {
         case SQLITE_ROW: return true
@@ -223,28 +224,28 @@ final class Statement {
     }
 
     /// Binds nothing new, steps to completion, resets.
-    func run() throws(StorageError) {
+    package func run() throws(SQLiteError) {
         defer { reset() }
         while try step() {}
     }
 
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
 
     /// A copy of the column's text ("" for NULL).
-    func string(_ column: Int32) -> String {
+    package func string(_ column: Int32) -> String {
         // column_text first, then column_bytes: the order SQLite documents for a stable length.
         guard let bytes = sqlite3_column_text(raw, column) else { return "" }
         let count = Int(sqlite3_column_bytes(raw, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
-    func optionalString(_ column: Int32) -> String? {
+    package func optionalString(_ column: Int32) -> String? {
         isNull(column) ? nil : string(column)
     }
 
-    private func check(_ rc: Int32) throws(StorageError) {
+    private func check(_ rc: Int32) throws(SQLiteError) {
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 }
