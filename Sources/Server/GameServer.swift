@@ -154,10 +154,10 @@ public final class GameServer {
 
     private func startLoopHandles() throws {
         wakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainCompletions() }
-        inbox = Inbox(wakeup: wakeup)
+        inbox = Inbox(wakeup: wakeup.sender)
         turnHook = try LoopTurnHook(loop: loop) { [unowned self] in self.flushDirty() }
         stopWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.beginShutdown(reason: "stop requested") }
-        stopper = ServerStopper(wakeup: stopWakeup)
+        stopper = ServerStopper(wakeup: stopWakeup.sender)
         for signal in [SIGTERM, SIGINT] {
             signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] number in
                 self.beginShutdown(reason: number == SIGTERM ? "SIGTERM" : "SIGINT")
@@ -175,7 +175,7 @@ public final class GameServer {
         rebuildWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainRebuilds() }
         do {
             rebuilder = try ViewRebuilder(path: config.databasePath, options: Self.storeOptions(config, checkIntegrity: false),
-                                          logger: logger, wakeup: rebuildWakeup)
+                                          logger: logger, wakeup: rebuildWakeup.sender)
         } catch {
             throw ServerError.startup("Cannot open the event log \(config.databasePath) for resumes: \(error)"
                 + Self.fullDiskHint(config.dataDirectory))
@@ -438,7 +438,7 @@ public final class GameServer {
 
 /// The thread-safe way to stop a server running on another thread.
 public struct ServerStopper: Sendable {
-    let wakeup: AsyncWakeup
+    let wakeup: AsyncWakeup.Sender
 
     public func stop() { wakeup.send() }
 }

@@ -11,9 +11,9 @@ final class Inbox<Item: Sendable>: @unchecked Sendable {
     private var items: [Item] = []
     /// Posted with more to come: not taken, and no wake-up, until the last of them is posted.
     private var held: [Item] = []
-    private let wakeup: AsyncWakeup
+    private let wakeup: AsyncWakeup.Sender
 
-    init(wakeup: AsyncWakeup) { self.wakeup = wakeup }
+    init(wakeup: AsyncWakeup.Sender) { self.wakeup = wakeup }
 
     /// Worker thread. With `hasMore`, `item` waits for the next post without it, so that the
     /// loop takes a group whole.

@@ -30,7 +30,7 @@ final class ViewRebuilder {
     private var nextTicket = 0
 
     /// `wakeup` calls the loop thread back when views are ready for `takeFinished()`.
-    init(path: String, options: StoreOptions, logger: Logger, wakeup: AsyncWakeup) throws(StorageError) {
+    init(path: String, options: StoreOptions, logger: Logger, wakeup: AsyncWakeup.Sender) throws(StorageError) {
         reader = try BackgroundReader(path: path, options: options, name: "bq-view-rebuilder")
         finished = Inbox(wakeup: wakeup)
         self.logger = logger

@@ -11,7 +11,10 @@ import UV
 final class FakeServer: @unchecked Sendable {
     /// Set by the loop thread before `ready` is signalled, then only read.
     private(set) var port = 0
+    /// Loop thread only.
     private var stopper: AsyncWakeup?
+    /// Set by the loop thread before `ready` is signalled, then only read.
+    private var stopSender: AsyncWakeup.Sender?
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
@@ -80,6 +83,7 @@ final class FakeServer: @unchecked Sendable {
                 for timer in timers { timer.close() }
                 stopper?.close()
             }
+            stopSender = stopper?.sender
             port = server?.localPort ?? 0
             ready.signal()
             loop.run()
@@ -92,7 +96,7 @@ final class FakeServer: @unchecked Sendable {
 
     /// Closes the listener and every connection, and waits for the loop to end.
     func stop() {
-        stopper?.send()
+        stopSender?.send()
         _ = finished.wait(timeout: .now() + 10)
     }
 }

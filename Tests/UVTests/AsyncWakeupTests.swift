@@ -22,7 +22,7 @@ struct AsyncWakeupTests {
             drained += items.count
             if drained == threads * perThread { wakeup?.close() }
         }
-        let sender = try #require(wakeup)
+        let sender = try #require(wakeup).sender
         for thread in 0..<threads {
             onNewThread {
                 for item in 0..<perThread {
@@ -38,7 +38,7 @@ struct AsyncWakeupTests {
         // After close, send is a no-op: nothing is delivered and nothing crashes.
         let callbacksBefore = callbacks
         sender.send()
-        sender.close()
+        wakeup?.close()
         loop.runNoWait()
         #expect(callbacks == callbacksBefore)
         expectLoopClosesCleanly(loop)

@@ -232,6 +232,7 @@ struct ReadingWhileClosingTests {
         var endsOfFile = 0
         var serverSide: TCPConnection?
         let peerReadTheReply = try AsyncWakeup(loop: loop) { serverSide?.closeAfterFlush() }
+        let peerRead = peerReadTheReply.sender
         let (port, notify) = try serverUntilPeerIsDone(loop) { connection in
             serverSide = connection
             connection.onRead = { _ in }
@@ -251,7 +252,7 @@ struct ReadingWhileClosingTests {
                 while let line = try? socket.readLine(timeoutMilliseconds: 10_000) {
                     received.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
                     // Loop turns have passed since the server's end of file: any repeat came.
-                    peerReadTheReply.send()
+                    peerRead.send()
                 }
                 socket.close()
             }

@@ -39,7 +39,7 @@ func lines(count: Int, lineLength: Int) -> [[UInt8]] {
 /// returned wake-up (from the peer's thread) closes the server and the wake-up itself, so the
 /// loop runs out once the connections have closed too.
 func serverUntilPeerIsDone(_ loop: EventLoop,
-                           onConnection: @escaping (TCPConnection) -> Void) throws -> (port: Int, peerDone: AsyncWakeup) {
+                           onConnection: @escaping (TCPConnection) -> Void) throws -> (port: Int, peerDone: AsyncWakeup.Sender) {
     var server: TCPServer?
     var wakeup: AsyncWakeup?
     wakeup = try AsyncWakeup(loop: loop) {
@@ -47,14 +47,14 @@ func serverUntilPeerIsDone(_ loop: EventLoop,
         server?.close()
     }
     server = try TCPServer(loop: loop, host: "127.0.0.1", port: 0, onConnection: onConnection)
-    return (try #require(server?.localPort), try #require(wakeup))
+    return (try #require(server?.localPort), try #require(wakeup).sender)
 }
 
 /// The peer of `serverUntilPeerIsDone`, on a new thread: connects to `port` (with a small
 /// receive buffer, so a large write cannot all fit in the kernel at once), waits for `start` if
 /// given, hands each line to `line` until the server hangs up, then tells `peerDone`. An error
 /// goes to `failed` instead.
-func readLinesOnNewThread(port: Int, after start: DispatchSemaphore? = nil, peerDone: AsyncWakeup,
+func readLinesOnNewThread(port: Int, after start: DispatchSemaphore? = nil, peerDone: AsyncWakeup.Sender,
                           line: @escaping @Sendable ([UInt8]) -> Void, failed: @escaping @Sendable (String) -> Void) {
     onNewThread {
         do {
