@@ -27,7 +27,9 @@ public enum Operation: Sendable, Hashable {
     case unsubscribe
     case timeline(after: Int, limit: Int)
     case events(after: Int, limit: Int)
-    /// A change to the game: decided by the domain, committed to the log.
+    /// A change to the game: decided by the domain, committed to the log, and the only kind that
+    /// takes `idem` and `expect`. (`claim` commits too, but it signs the connection in and takes
+    /// neither, so it has a case of its own.)
     case mutation(Command)
 }
 

@@ -10,7 +10,12 @@ import Views
 /// the per-viewer view cache (`ViewCache`). Confined to the loop thread: no locks.
 final class GameHub {
     let name: String
+    /// The game as of the last commit this loop has published: on disk, and what every read,
+    /// view and reply is answered from. The writer may already have committed more, whose
+    /// answers wait in the inbox for the next turn.
     private(set) var durable: GameState
+    /// `durable` plus every command decided but not yet on disk: what the next command is
+    /// decided against.
     private(set) var speculative: GameState
     private var pending = FIFO<PendingCommand>()
     private var idempotency = IdempotencyMemory<PendingCommand>()
@@ -247,7 +252,7 @@ final class GameHub {
         }
         let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records,
                                     snapshot: snapshot, epoch: epoch)
-        server.append(request, game: name, seq: entry.seq)
+        server.queueForWriter(request, game: name, seq: entry.seq)
     }
 
     /// A retry of a committed command gets its first answer, read back from the log: memory

@@ -65,11 +65,11 @@ extension GameServer {
             guard let identity = connection.identity else {
                 return target.error(request.id, ProtocolError(.unauthenticated, "Sign in first: claim a character, auth with a token, or admin with the key"))
             }
-            signedIn(request, identity: identity, connection: connection, target: target)
+            handleSignedIn(request, identity: identity, connection: connection, target: target)
         }
     }
 
-    private func signedIn(_ request: Request, identity: Identity, connection: ClientConnection, target: ReplyTarget) {
+    private func handleSignedIn(_ request: Request, identity: Identity, connection: ClientConnection, target: ReplyTarget) {
         let hub = connection.hub
         let version = hub.durable.version
         switch request.operation {
@@ -99,7 +99,10 @@ extension GameServer {
         case .mutation(let command):
             hub.submit(command, request: request, identity: identity, target: target)
         case .ping, .characters, .claim, .auth, .admin:
-            break
+            // Answered by `handle` whether signed in or not, so never routed here; were one
+            // to be, its client would still get its one reply.
+            assertionFailure("\(request.op) reached the signed-in dispatch")
+            target.error(request.id, ProtocolError(.internal, "The server did not route this request"))
         }
     }
 

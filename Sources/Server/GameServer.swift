@@ -361,7 +361,7 @@ public final class GameServer {
 
     /// Queues a command's events for the writer; they are handed over at the end of this loop
     /// turn together with everything else the turn decided.
-    func append(_ request: AppendRequest, game: String, seq: UInt64) {
+    func queueForWriter(_ request: AppendRequest, game: String, seq: UInt64) {
         appendsThisTurn.append((request, game, seq))
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import JSON
 import Testing
 
-/// Many connections asking for the same thing at once: the single writer decides, so
-/// exactly one wins and every balance rule holds.
+/// Many connections asking for the same thing at once: the loop thread decides each against the
+/// speculative state, one after another, so exactly one wins and every balance rule holds.
 @Suite struct RaceTests {
     /// Sends one request on every client from concurrent threads, then collects the replies.
     static func sendTogether(_ clients: [TestClient], _ op: String, _ args: [String: JSONValue]) throws -> [JSONValue] {
