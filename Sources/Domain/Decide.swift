@@ -296,6 +296,12 @@ private struct Decider {
             throw Rejection(.badRequest, "delta must be a non-zero integer of at most \(Limits.maxAdjustment) either way, got \(delta)")
         }
         try requireLength(reason, Limits.reason, "reason")
+        // Replay applies every event without a check, so a total that cannot be held must be
+        // refused here, or it would stop every start-up after it.
+        let total = delta > 0 ? state.earned.addingReportingOverflow(delta) : state.spent.addingReportingOverflow(-delta)
+        if total.overflow {
+            throw Rejection(.badRequest, "delta would take the game's points past the largest number it can hold")
+        }
         if state.points + delta < 0 {
             throw Rejection(.insufficientPoints, "Not enough points: have \(state.points), cannot take \(-delta)")
         }

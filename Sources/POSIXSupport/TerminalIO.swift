@@ -22,10 +22,16 @@ public enum TerminalIO {
         }
     }
 
-    /// Whether a byte arrives on standard input within `milliseconds`.
+    /// Whether a byte arrives on standard input within `milliseconds`. A wait cut short by a
+    /// signal (a resized terminal) starts over; a failed one says no byte came, rather than
+    /// leave the caller blocked in a read for a key nobody pressed.
     public static func inputArrives(within milliseconds: Int32) -> Bool {
         var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        return poll(&input, 1, milliseconds) != 0
+        while true {
+            let ready = poll(&input, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            return ready > 0
+        }
     }
 
     /// Runs `body` with the terminal's echo, line editing and signal keys off (a PIN being

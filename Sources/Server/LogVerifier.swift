@@ -53,8 +53,12 @@ public enum LogVerifier {
                 badgeOwedSince = unlocksTheLastReward(before: before, after: state) && !state.hasFinalBadge ? state.version : nil
                 if let snapshot = snapshots[state.version] {
                     report.snapshotsChecked += 1
-                    if (try? Codec.state(snapshot)) != state {
-                        report.problems.append("\(game): the snapshot at version \(state.version) differs from the replayed state")
+                    do {
+                        if try Codec.state(snapshot) != state {
+                            report.problems.append("\(game): the snapshot at version \(state.version) differs from the replayed state")
+                        }
+                    } catch {
+                        report.problems.append("\(game): the snapshot at version \(state.version) cannot be read: \(error)")
                     }
                 }
             }

@@ -33,6 +33,15 @@ import Testing
             .thenRejected(.badRequest, "delta must be a non-zero integer of at most 1000000000 either way, got \(delta)")
     }
 
+    /// Replay applies events unchecked, so a total past `Int.max` must never be decided: it
+    /// would stop every start-up after it. (Reaching it takes billions of adjustments.)
+    @Test func aTotalBeyondWhatTheGameCanHoldIsABadRequest() {
+        given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 10, reason: "r"))
+            .thenRejected(.badRequest, "delta would take the game's points past the largest number it can hold")
+        given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 5, reason: "r"))
+            .then([.pointsAdjusted(delta: 5, reason: "r")])
+    }
+
     @Test func aBillionEitherWayIsAllowed() {
         given().when(sam, .adjustPoints(delta: 1_000_000_000, reason: "r")).then([.pointsAdjusted(delta: 1_000_000_000, reason: "r")])
         given(.pointsAdjusted(delta: 1_000_000_000, reason: "r")).when(sam, .adjustPoints(delta: -1_000_000_000, reason: "r"))
