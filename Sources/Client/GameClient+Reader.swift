@@ -77,13 +77,13 @@ extension GameClient {
 
     /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.
     private func markNeverStarted() {
-        locked {
-            closing = true
-            readerDone = true
+        state.withLock { state in
+            state.closing = true
+            state.readerDone = true
         }
     }
 
-    var isClosing: Bool { locked { closing } }
+    var isClosing: Bool { state.withLock { $0.closing } }
 
     func readerMain(_ first: BlockingLineSocket) {
         var current: BlockingLineSocket? = first
@@ -94,16 +94,15 @@ extension GameClient {
             if options.reconnect, !isClosing {
                 current = reconnectWithBackoff()
                 if current != nil {
-                    locked { reconnects += 1 }
+                    state.withLock { $0.reconnects += 1 }
                     emit([.reconnected])
                 }
             }
         }
-        state.lock()
-        readerDone = true
-        for entry in pending.values where entry.outcome == nil { entry.outcome = .failure(.closed) }
-        state.broadcast()
-        state.unlock()
+        state.changing { state in
+            state.readerDone = true
+            for (id, entry) in state.pending where entry.outcome == nil { state.pending[id]?.outcome = .failure(.closed) }
+        }
     }
 
     func reconnectWithBackoff() -> BlockingLineSocket? {
@@ -111,11 +110,8 @@ extension GameClient {
         var told = Set<String>()
         var attempt = 0
         while true {
-            state.lock()
             let deadline = Date().addingTimeInterval(backoff.next())
-            while !closing, state.wait(until: deadline) {}
-            let stop = closing
-            state.unlock()
+            let stop = state.wait(until: deadline) { state, expired in state.closing ? true : expired ? false : nil }
             if stop { return nil }
             let wait = connectWait(attempt: attempt)
             attempt += 1
@@ -177,10 +173,10 @@ extension GameClient {
         if let probedAt {
             let waited = Double(now &- probedAt) / 1e9
             // A slow link's answer takes its round trip on top.
-            let allowed = options.probeTimeout + Double(locked { roundTrip }) / 1e9
+            let allowed = options.probeTimeout + Double(state.withLock { $0.roundTrip }) / 1e9
             return waited >= allowed ? "no answer from the server in \(Int(waited.rounded())) s" : nil
         }
-        guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, locked({ ready }) else { return nil }
+        guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, state.withLock({ $0.ready }) else { return nil }
         probedAt = now
         // From a thread of its own, as `keepAliveIfIdle` explains.
         let client = self
@@ -197,9 +193,10 @@ extension GameClient {
     /// it), so a slow server is left to the silence probe. Replacing the connection re-sends the
     /// request, a mutation under its key.
     private func overdueReply(now: UInt64) -> String? {
-        let (oldest, pushed, trip) = locked {
-            (pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.sentAt).min(),
-             lastPushAt, roundTrip)
+        let (oldest, pushed, trip) = state.withLock { state in
+            let generation = state.generation
+            return (state.pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == generation }.map(\.sentAt).min(),
+                    state.lastPushAt, state.roundTrip)
         }
         guard let oldest, now > oldest, pushed > oldest &+ trip &+ 1_000_000_000 else { return nil }
         let waited = Double(now - oldest) / 1e9
@@ -212,10 +209,10 @@ extension GameClient {
     /// Sent from a thread of its own: sending takes the write lock, which a caller blocked in a
     /// full socket may hold until this reader drains the connection.
     private func keepAliveIfIdle() {
-        let due = locked { () -> Bool in
+        let due = state.withLock { state -> Bool in
             let now = bootTimeNanoseconds()
-            guard ready, let idle = idleTimeout, Double(now &- lastSentAt) >= idle / 2 * 1e9 else { return false }
-            lastSentAt = now  // one ping on its way is enough
+            guard state.ready, let idle = state.idleTimeout, Double(now &- state.lastSentAt) >= idle / 2 * 1e9 else { return false }
+            state.lastSentAt = now  // one ping on its way is enough
             return true
         }
         guard due else { return }
@@ -225,14 +222,14 @@ extension GameClient {
 
     func drop(_ connection: BlockingLineSocket, reason: String) {
         writeLock.lock()
-        state.lock()
-        ready = false
-        socket = nil
-        resyncing = false
-        // The reader's own requests and abandoned reads are not worth a new connection.
-        for (id, entry) in pending where !entry.awaited || (entry.abandoned && !entry.isMutation) { pending[id] = nil }
-        let quiet = closing
-        state.unlock()
+        let quiet = state.withLock { state in
+            state.ready = false
+            state.socket = nil
+            state.resyncing = false
+            // The reader's own requests and abandoned reads are not worth a new connection.
+            state.pending = state.pending.filter { $0.value.awaited && !($0.value.abandoned && !$0.value.isMutation) }
+            return state.closing
+        }
         connection.close()
         writeLock.unlock()
         if !quiet { emit([.disconnected(reason: reason)]) }
@@ -242,20 +239,22 @@ extension GameClient {
     func markReady(_ connection: BlockingLineSocket) {
         writeLock.lock()
         defer { writeLock.unlock() }
-        state.lock()
-        generation += 1
-        socket = connection
-        ready = true
-        let resend = pending.values.filter { $0.outcome == nil && $0.sentGeneration != generation && !($0.abandoned && !$0.isMutation) }
-            .sorted { $0.id < $1.id }
-        let now = bootTimeNanoseconds()
-        for entry in resend {
-            entry.sentGeneration = generation
-            entry.sentAt = now
+        let (resend, lines) = state.withLock { state -> ([PendingState], LineObserver?) in
+            state.generation += 1
+            state.socket = connection
+            state.ready = true
+            let generation = state.generation
+            let resend = state.pending.values
+                .filter { $0.outcome == nil && $0.sentGeneration != generation && !($0.abandoned && !$0.isMutation) }
+                .sorted { $0.id < $1.id }
+            let now = bootTimeNanoseconds()
+            for entry in resend {
+                state.pending[entry.id]?.sentGeneration = generation
+                state.pending[entry.id]?.sentAt = now
+            }
+            state.lastSentAt = now
+            return (resend, state.lineObserver)
         }
-        lastSentAt = now
-        let lines = lineObserver
-        state.unlock()
         for entry in resend {
             lines?(entry.line, true)
             try? connection.sendLine(entry.line)
@@ -274,11 +273,11 @@ extension GameClient {
         // else tells that apart from an answer to whatever request happens to be first.
         let pinged = bootTimeNanoseconds()
         let ping = try syncRequest(connection, ["op": "ping"])
-        locked { noteRoundTrip(bootTimeNanoseconds() &- pinged) }
+        state.withLock { $0.noteRoundTrip(bootTimeNanoseconds() &- pinged) }
         if ping["ok"]?.boolValue != true, ping["id"]?.isNull == true {
             throw ClientError.serverFull(ping["error"]?["message"]?.stringValue ?? "the server turned the connection away")
         }
-        let (credentials, since) = locked { (savedCredentials, mirror == nil ? nil : mirrorVersion) }
+        let (credentials, since) = state.withLock { ($0.savedCredentials, $0.mirror == nil ? nil : $0.mirrorVersion) }
         if let credentials {
             let request: [String: JSONValue]
             switch credentials {
@@ -295,14 +294,14 @@ extension GameClient {
                     throw RefusedForNow(reason: message)
                 }
                 // Signed out, as after `bye unclaimed`: nothing to subscribe to as anyone.
-                locked {
-                    savedCredentials = nil
-                    subscribed = false
+                state.withLock { state in
+                    state.savedCredentials = nil
+                    state.subscribed = false
                 }
                 emit([.sessionLost(reason: message)])
             }
         }
-        if locked({ subscribed }) {
+        if state.withLock({ $0.subscribed }) {
             var request: [String: JSONValue] = ["op": "subscribe"]
             if let since, since > 0 { request["since"] = .int(since) }
             var reply = try syncRequest(connection, request)
@@ -320,7 +319,7 @@ extension GameClient {
                 guard code?.isTransient != true else {
                     throw RefusedForNow(reason: message)
                 }
-                locked { subscribed = false }
+                state.withLock { $0.subscribed = false }
             }
         }
     }
@@ -334,7 +333,7 @@ extension GameClient {
     }
 
     func reportLine(_ line: String, _ outgoing: Bool) {
-        locked { lineObserver }?(line, outgoing)
+        state.withLock { $0.lineObserver }?(line, outgoing)
     }
 
     /// Sends one request on `connection` and reads until its reply, handling pushes on the way.
@@ -404,101 +403,104 @@ extension GameClient {
 
     private func isReplyToInternalRequest(_ message: JSONValue) -> Bool {
         guard message["push"] == nil, let id = message["id"]?.intValue else { return false }
-        return locked { pending[id].map { !$0.awaited } ?? false }
+        return state.withLock { $0.pending[id].map { !$0.awaited } ?? false }
     }
 
     private func oldestUnanswered() -> Int? {
-        locked { pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == self.generation }.map(\.id).min() }
+        state.withLock { state in
+            let generation = state.generation
+            return state.pending.values.lazy.filter { $0.outcome == nil && $0.sentGeneration == generation }.map(\.id).min()
+        }
     }
 
     /// `refusedResubscribe` when the refused request was the reader's own resubscribe after a
     /// gap; `late` when the answer is to a mutation nobody waits for any more.
     @discardableResult
     func resolve(id: Int, _ message: JSONValue) -> (refusedResubscribe: Bool, late: ClientEvent?) {
-        state.lock()
-        defer {
-            state.broadcast()
-            state.unlock()
-        }
-        guard let entry = pending[id], entry.outcome == nil else { return (false, nil) }
-        if entry.sentGeneration == generation, entry.sentAt > 0 { noteRoundTrip(bootTimeNanoseconds() &- entry.sentAt) }
-        if message["ok"]?.boolValue == true {
-            let result = message["result"] ?? .object([:])
-            entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
-                                           replayed: message["replayed"]?.boolValue ?? false))
-            switch entry.op {
-            case "claim": if let token = result["token"]?.stringValue { savedCredentials = .token(token) }
-            case "auth": if let token = entry.args["token"]?.stringValue { savedCredentials = .token(token) }
-            case "admin":
-                if let key = entry.args["key"]?.stringValue {
-                    savedCredentials = .adminKey(key, game: entry.args["game"]?.stringValue)
-                }
-            case "subscribe": subscribed = true
-            case "unsubscribe": subscribed = false
-            default: break
+        state.changing { state in
+            guard var entry = state.pending[id], entry.outcome == nil else { return (false, nil) }
+            if entry.sentGeneration == state.generation, entry.sentAt > 0 {
+                state.noteRoundTrip(bootTimeNanoseconds() &- entry.sentAt)
             }
-        } else {
-            let error = message["error"]
-            entry.outcome = .failure(.refused(ServerRefusal(
-                op: entry.op, code: error?["code"]?.stringValue ?? "internal",
-                message: error?["message"]?.stringValue ?? "refused")))
+            if message["ok"]?.boolValue == true {
+                let result = message["result"] ?? .object([:])
+                entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
+                                               replayed: message["replayed"]?.boolValue ?? false))
+                switch entry.op {
+                case "claim": if let token = result["token"]?.stringValue { state.savedCredentials = .token(token) }
+                case "auth": if let token = entry.args["token"]?.stringValue { state.savedCredentials = .token(token) }
+                case "admin":
+                    if let key = entry.args["key"]?.stringValue {
+                        state.savedCredentials = .adminKey(key, game: entry.args["game"]?.stringValue)
+                    }
+                case "subscribe": state.subscribed = true
+                case "unsubscribe": state.subscribed = false
+                default: break
+                }
+            } else {
+                let error = message["error"]
+                entry.outcome = .failure(.refused(ServerRefusal(
+                    op: entry.op, code: error?["code"]?.stringValue ?? "internal",
+                    message: error?["message"]?.stringValue ?? "refused")))
+            }
+            // Nobody will come for it: the reader's own request, or one whose caller gave up.
+            state.pending[id] = !entry.awaited || entry.abandoned ? nil : entry
+            let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, args: entry.args, $0) } : nil
+            return (entry.op == "subscribe" && !entry.awaited && state.resyncing && message["ok"]?.boolValue != true, late)
         }
-        if !entry.awaited || entry.abandoned { pending[id] = nil }
-        let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, args: entry.args, $0) } : nil
-        return (entry.op == "subscribe" && !entry.awaited && resyncing && message["ok"]?.boolValue != true, late)
     }
 
     func handlePush(_ message: JSONValue) throws {
-        var events: [ClientEvent] = []
-        var resubscribe = false
-        state.lock()
-        lastPushAt = bootTimeNanoseconds()
-        switch message["push"]?.stringValue {
-        case "hello":
-            idleTimeout = message["idle_timeout"]?.intValue.flatMap { $0 > 0 ? TimeInterval($0) : nil }
-            events.append(.hello(server: message["server"]?.stringValue ?? "",
-                                 game: message["game"]?.stringValue ?? "",
-                                 version: message["version"]?.intValue ?? 0))
-        case "snapshot":
-            if let version = message["version"]?.intValue, let view = message["state"] {
-                mirror = view
-                mirrorVersion = version
-                resyncing = false
-                events.append(.snapshot(version: version, view: view))
-            }
-        case "patch":
-            let from = message["from"]?.intValue ?? -1
-            let to = message["to"]?.intValue ?? -1
-            if resyncing {
+        let (events, resubscribe) = state.changing { state -> ([ClientEvent], Bool) in
+            var events: [ClientEvent] = []
+            var resubscribe = false
+            state.lastPushAt = bootTimeNanoseconds()
+            switch message["push"]?.stringValue {
+            case "hello":
+                state.idleTimeout = message["idle_timeout"]?.intValue.flatMap { $0 > 0 ? TimeInterval($0) : nil }
+                events.append(.hello(server: message["server"]?.stringValue ?? "",
+                                     game: message["game"]?.stringValue ?? "",
+                                     version: message["version"]?.intValue ?? 0))
+            case "snapshot":
+                if let version = message["version"]?.intValue, let view = message["state"] {
+                    state.mirror = view
+                    state.mirrorVersion = version
+                    state.resyncing = false
+                    events.append(.snapshot(version: version, view: view))
+                }
+            case "patch":
+                let from = message["from"]?.intValue ?? -1
+                let to = message["to"]?.intValue ?? -1
+                if state.resyncing {
+                    break
+                }
+                if let old = state.mirror, from == state.mirrorVersion,
+                   let ops = try? (message["ops"]?.arrayValue ?? []).map({ json throws(JSONPatchError) in try PatchOp(json: json) }),
+                   let view = try? JSONPatch.apply(ops, to: old) {
+                    state.mirror = view
+                    state.mirrorVersion = to
+                    events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
+                } else {
+                    events.append(.gap(mirror: state.mirrorVersion, from: from))
+                    state.resyncing = true
+                    resubscribe = true
+                }
+            case "bye":
+                let reason = message["reason"]?.stringValue ?? ""
+                // The server closes this connection next: requests from here on wait for the next
+                // one, and a screen shown meanwhile says it is the game as last seen.
+                state.ready = false
+                events.append(.bye(reason: reason))
+                if reason == "unclaimed" {
+                    state.savedCredentials = nil
+                    state.subscribed = false
+                    events.append(.sessionLost(reason: "the character was unclaimed or taken over"))
+                }
+            default:
                 break
             }
-            if let old = mirror, from == mirrorVersion,
-               let ops = try? (message["ops"]?.arrayValue ?? []).map({ json throws(JSONPatchError) in try PatchOp(json: json) }),
-               let view = try? JSONPatch.apply(ops, to: old) {
-                mirror = view
-                mirrorVersion = to
-                events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
-            } else {
-                events.append(.gap(mirror: mirrorVersion, from: from))
-                resyncing = true
-                resubscribe = true
-            }
-        case "bye":
-            let reason = message["reason"]?.stringValue ?? ""
-            // The server closes this connection next: requests from here on wait for the next
-            // one, and a screen shown meanwhile says it is the game as last seen.
-            ready = false
-            events.append(.bye(reason: reason))
-            if reason == "unclaimed" {
-                savedCredentials = nil
-                subscribed = false
-                events.append(.sessionLost(reason: "the character was unclaimed or taken over"))
-            }
-        default:
-            break
+            return (events, resubscribe)
         }
-        state.broadcast()
-        state.unlock()
         // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
         if resubscribe { resubscribeInBackground() }
         emit(events)
@@ -514,7 +516,7 @@ extension GameClient {
 
     func emit(_ events: [ClientEvent]) {
         guard !events.isEmpty else { return }
-        guard let observe = locked({ observer }) else { return }
+        guard let observe = state.withLock({ $0.observer }) else { return }
         for event in events { observe(event) }
     }
 }

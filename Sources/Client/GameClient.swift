@@ -35,21 +35,202 @@ public struct ClientOptions: Sendable {
 /// with backoff, signs in again with the saved credentials, resubscribes with `since` and re-sends
 /// every request still waiting for its reply (mutations keep their original idempotency key, so
 /// each is applied exactly once). Any thread may call `send`/`request`; they block only the
-/// caller. One `NSCondition` guards all shared state; a separate write lock keeps lines whole and
-/// in order (lock order: write lock, then state). Observers run on the reader thread and must
-/// not wait for a reply (the reader could not read it): hand work to another thread instead.
-public final class GameClient: @unchecked Sendable {
+/// caller. Everything the threads share is one `ClientState` behind one lock (`state`); a
+/// separate write lock keeps lines whole and in order (lock order: write lock, then state).
+/// Observers run on the reader thread and must not wait for a reply (the reader could not read
+/// it): hand work to another thread instead.
+public final class GameClient: Sendable {
     public let host: String
     public let port: Int
     public let options: ClientOptions
 
     /// Serializes writes and socket replacement; always taken before `state`.
     let writeLock = NSLock()
-    /// Guards every `var` below and signals replies, mirror changes and the reader's end.
-    /// (They are internal, not private, only so the reader's extension in its own file can reach them.)
-    let state = NSCondition()
+    /// What the reader and the callers share; `changing` also wakes the threads waiting on it.
+    let state = Guarded(ClientState())
+
+    private init(host: String, port: Int, options: ClientOptions) {
+        self.host = host
+        self.port = port
+        self.options = options
+    }
+
+    /// Connects, reads the server's `hello`, and starts the reader thread. `onLine`, when given,
+    /// sees every raw line from the first one (the `hello`) on; see `onLine(_:)`.
+    public static func connect(host: String = "127.0.0.1", port: Int, options: ClientOptions = ClientOptions(),
+                               onLine: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)? = nil) throws(ClientError) -> GameClient {
+        let client = GameClient(host: host, port: port, options: options)
+        client.state.withLock { $0.lineObserver = onLine }
+        try client.start()
+        return client
+    }
+
+    deinit { close() }
+
+    // MARK: Observing
+
+    /// Called on the reader thread for every `ClientEvent`. Replaces any earlier observer.
+    public func onEvent(_ observer: (@Sendable (ClientEvent) -> Void)?) {
+        state.withLock { $0.observer = observer }
+    }
+
+    /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline;
+    /// the replies to the client's own requests (keep-alive pings, resubscribes, signing in again
+    /// after a reconnect) are not passed on.
+    public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
+        state.withLock { $0.lineObserver = observer }
+    }
+
+    /// The local mirror of this connection's view, once subscribed.
+    public var view: JSONValue? { state.withLock { $0.mirror } }
+
+    /// The version the mirror is at (0 before the first snapshot).
+    public var version: Int { state.withLock { $0.mirrorVersion } }
+
+    /// The mirror and its version, read together.
+    public var mirrorSnapshot: (version: Int, view: JSONValue?) { state.withLock { ($0.mirrorVersion, $0.mirror) } }
+
+    /// How the client signs in again after a reconnect: set by a successful `claim`, `auth` or `admin`.
+    public var credentials: Credentials? { state.withLock { $0.savedCredentials } }
+
+    /// How many times the connection was re-established.
+    public var reconnectCount: Int { state.withLock { $0.reconnects } }
+
+    /// Whether a signed-in connection is up right now.
+    public var isConnected: Bool { state.withLock { $0.ready } }
+
+    /// The mutations whose wait ended `unconfirmed` and that are still kept to be re-sent,
+    /// oldest first: closing the client gives them up.
+    public var keptMutations: [(op: String, args: [String: JSONValue])] {
+        state.withLock { $0.pending.values.filter { $0.abandoned && $0.isMutation }.sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
+    }
+
+    /// Every mutation sent and not yet answered, oldest first: the kept ones, and one a caller
+    /// is still waiting for. What a process that ends now leaves unknown.
+    public var unansweredMutations: [(op: String, args: [String: JSONValue])] {
+        state.withLock { $0.pending.values.filter(\.isMutation).sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
+    }
+
+    /// Waits until the mirror is at `version` or later; false on timeout or close.
+    @discardableResult
+    public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
+        return state.wait(until: deadline) { state, expired in
+            let reached = state.mirror != nil && state.mirrorVersion >= version
+            return reached || state.readerDone || expired ? reached : nil
+        }
+    }
+
+    // MARK: Requests
+
+    /// Sends a request without waiting (pipelining): replies are matched by id, so several may be
+    /// in flight. A mutation gets a fresh idempotency key unless `args` has an `idem`.
+    public func send(_ op: String, _ args: [String: JSONValue] = [:]) -> PendingRequest {
+        var fields = args
+        if MutationOps.all.contains(op), fields["idem"] == nil {
+            fields["idem"] = .string(IdempotencyKey.make())
+        }
+        let entry = submit(op, fields, awaited: true)
+        return PendingRequest(client: self, id: entry.id, op: entry.op, args: entry.args)
+    }
+
+    /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
+    /// and message. Across a reconnect the request is re-sent (same idempotency key) and awaited.
+    public func request(_ op: String, _ args: [String: JSONValue] = [:],
+                        timeout: Double? = nil) throws(ClientError) -> Reply {
+        try send(op, args).wait(timeout: timeout)
+    }
+
+    /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
+    /// Call it when done: the reader thread keeps the client alive until then.
+    public func close() {
+        writeLock.lock()
+        let (wasClosing, current) = state.changing { state in
+            defer { state.closing = true }
+            return (state.closing, state.socket)
+        }
+        // Waking the reader: the server answers our FIN by hanging up. The reader closes the socket.
+        current?.shutdownWrite()
+        writeLock.unlock()
+        if wasClosing { return }
+        state.wait(until: Date().addingTimeInterval(2)) { state, expired in state.readerDone || expired ? () : nil }
+    }
+
+    /// Waits for the reply to request `id` (sent as `op`).
+    func wait(for id: Int, op: String, timeout: Double?) throws(ClientError) -> Reply {
+        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
+        let outcome = state.wait(until: deadline) { state, expired -> Result<Reply, ClientError>? in
+            // Only this wait removes an awaited entry that its caller has not given up on.
+            guard let entry = state.pending[id] else { return .failure(.closed) }
+            if let outcome = entry.outcome {
+                state.pending[id] = nil
+                return outcome
+            }
+            if state.readerDone {
+                state.pending[id] = nil
+                return .failure(.closed)
+            }
+            guard expired else { return nil }
+            // Kept until its reply comes, which takes its place among the replies (a refusal with
+            // `"id": null` is matched by that place). A mutation may have committed: a reconnect
+            // still re-sends it with its key, so the server replays rather than applies it twice,
+            // and its answer goes to the observer.
+            state.pending[id]?.abandoned = true
+            return .failure(entry.isMutation ? .unconfirmed(op: op) : .timedOut(op: op))
+        }
+        return try outcome.get()
+    }
+
+    /// Registers the request and sends it now when a connection is ready; otherwise `markReady`
+    /// sends it once a new connection is signed in.
+    func enqueue(_ entry: PendingState) {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        let (target, lines) = state.withLock { state -> (BlockingLineSocket?, LineObserver?) in
+            var entry = entry
+            let target = state.ready ? state.socket : nil
+            if target != nil {
+                entry.sentGeneration = state.generation
+                entry.sentAt = bootTimeNanoseconds()
+                state.lastSentAt = entry.sentAt
+            }
+            state.pending[entry.id] = entry
+            return (target, state.lineObserver)
+        }
+        guard let target else { return }
+        lines?(entry.line, true)
+        // A failed send surfaces as a lost connection on the reader, which re-sends this entry.
+        try? target.sendLine(entry.line)
+    }
+
+    /// Numbers the request and enqueues it. `awaited` is false for a request the reader makes for
+    /// itself (resubscribe after a gap), which nobody waits for.
+    @discardableResult
+    func submit(_ op: String, _ args: [String: JSONValue], awaited: Bool) -> PendingState {
+        let id = takeID()
+        var fields = args
+        fields["op"] = .string(op)
+        fields["id"] = .int(id)
+        let entry = PendingState(id: id, op: op, args: fields, awaited: awaited)
+        enqueue(entry)
+        return entry
+    }
+
+    func takeID() -> Int {
+        state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+    }
+}
+
+typealias LineObserver = @Sendable (_ line: String, _ outgoing: Bool) -> Void
+
+/// Everything the reader thread and the callers share, reachable only through `GameClient.state`.
+struct ClientState: Sendable {
     var socket: BlockingLineSocket?
     var ready = false
+    /// Counts connections: a request sent on an earlier one is sent again on the next.
     var generation = 0
     var closing = false
     var readerDone = false
@@ -71,201 +252,17 @@ public final class GameClient: @unchecked Sendable {
     /// The link's round trip as replies have measured it (nanoseconds): a rise counts at once,
     /// a fall an eighth at a time, so one quick reply does not make a slow link look fast.
     var roundTrip: UInt64 = 0
-
-    /// Takes one reply's time in flight into `roundTrip`. Under `state`.
-    func noteRoundTrip(_ sample: UInt64) {
-        roundTrip = max(sample, roundTrip - roundTrip / 8)
-    }
     var observer: (@Sendable (ClientEvent) -> Void)?
-    var lineObserver: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?
+    var lineObserver: LineObserver?
 
-    private init(host: String, port: Int, options: ClientOptions) {
-        self.host = host
-        self.port = port
-        self.options = options
-    }
-
-    /// Connects, reads the server's `hello`, and starts the reader thread. `onLine`, when given,
-    /// sees every raw line from the first one (the `hello`) on; see `onLine(_:)`.
-    public static func connect(host: String = "127.0.0.1", port: Int, options: ClientOptions = ClientOptions(),
-                               onLine: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)? = nil) throws(ClientError) -> GameClient {
-        let client = GameClient(host: host, port: port, options: options)
-        client.lineObserver = onLine
-        try client.start()
-        return client
-    }
-
-    deinit { close() }
-
-    // MARK: Observing
-
-    /// Called on the reader thread for every `ClientEvent`. Replaces any earlier observer.
-    public func onEvent(_ observer: (@Sendable (ClientEvent) -> Void)?) {
-        locked { self.observer = observer }
-    }
-
-    /// Called with every raw protocol line, sent (`outgoing`) or received, without its newline;
-    /// the replies to the client's own requests (keep-alive pings, resubscribes, signing in again
-    /// after a reconnect) are not passed on.
-    public func onLine(_ observer: (@Sendable (_ line: String, _ outgoing: Bool) -> Void)?) {
-        locked { lineObserver = observer }
-    }
-
-    /// The local mirror of this connection's view, once subscribed.
-    public var view: JSONValue? { locked { mirror } }
-
-    /// The version the mirror is at (0 before the first snapshot).
-    public var version: Int { locked { mirrorVersion } }
-
-    /// The mirror and its version, read together.
-    public var mirrorSnapshot: (version: Int, view: JSONValue?) { locked { (mirrorVersion, mirror) } }
-
-    /// How the client signs in again after a reconnect: set by a successful `claim`, `auth` or `admin`.
-    public var credentials: Credentials? { locked { savedCredentials } }
-
-    /// How many times the connection was re-established.
-    public var reconnectCount: Int { locked { reconnects } }
-
-    /// Whether a signed-in connection is up right now.
-    public var isConnected: Bool { locked { ready } }
-
-    /// The mutations whose wait ended `unconfirmed` and that are still kept to be re-sent,
-    /// oldest first: closing the client gives them up.
-    public var keptMutations: [(op: String, args: [String: JSONValue])] {
-        locked { pending.values.filter { $0.abandoned && $0.isMutation }.sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
-    }
-
-    /// Every mutation sent and not yet answered, oldest first: the kept ones, and one a caller
-    /// is still waiting for. What a process that ends now leaves unknown.
-    public var unansweredMutations: [(op: String, args: [String: JSONValue])] {
-        locked { pending.values.filter(\.isMutation).sorted { $0.id < $1.id }.map { ($0.op, $0.args) } }
-    }
-
-    /// Waits until the mirror is at `version` or later; false on timeout or close.
-    @discardableResult
-    public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
-        state.lock()
-        defer { state.unlock() }
-        while mirror == nil || mirrorVersion < version {
-            if readerDone || !state.wait(until: deadline) { return mirror != nil && mirrorVersion >= version }
-        }
-        return true
-    }
-
-    // MARK: Requests
-
-    /// Sends a request without waiting (pipelining): replies are matched by id, so several may be
-    /// in flight. A mutation gets a fresh idempotency key unless `args` has an `idem`.
-    public func send(_ op: String, _ args: [String: JSONValue] = [:]) -> PendingRequest {
-        var fields = args
-        if MutationOps.all.contains(op), fields["idem"] == nil {
-            fields["idem"] = .string(IdempotencyKey.make())
-        }
-        return PendingRequest(client: self, entry: submit(op, fields, awaited: true))
-    }
-
-    /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
-    /// and message. Across a reconnect the request is re-sent (same idempotency key) and awaited.
-    public func request(_ op: String, _ args: [String: JSONValue] = [:],
-                        timeout: Double? = nil) throws(ClientError) -> Reply {
-        try send(op, args).wait(timeout: timeout)
-    }
-
-    /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
-    /// Call it when done: the reader thread keeps the client alive until then.
-    public func close() {
-        writeLock.lock()
-        state.lock()
-        let wasClosing = closing
-        closing = true
-        let current = socket
-        state.broadcast()
-        state.unlock()
-        // Waking the reader: the server answers our FIN by hanging up. The reader closes the socket.
-        current?.shutdownWrite()
-        writeLock.unlock()
-        if wasClosing { return }
-        let deadline = Date().addingTimeInterval(2)
-        state.lock()
-        while !readerDone, state.wait(until: deadline) {}
-        state.unlock()
-    }
-
-    func wait(for entry: PendingState, timeout: Double?) throws(ClientError) -> Reply {
-        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
-        state.lock()
-        while entry.outcome == nil {
-            if readerDone { entry.outcome = .failure(.closed); break }
-            if !state.wait(until: deadline) { break }
-        }
-        var outcome = entry.outcome ?? .failure(.timedOut(op: entry.op))
-        if entry.outcome == nil {
-            // Kept until its reply comes, which takes its place among the replies (a refusal with
-            // `"id": null` is matched by that place). A mutation may have committed: a reconnect
-            // still re-sends it with its key, so the server replays rather than applies it twice,
-            // and its answer goes to the observer.
-            entry.abandoned = true
-            if entry.isMutation { outcome = .failure(.unconfirmed(op: entry.op)) }
-        } else {
-            pending[entry.id] = nil
-        }
-        state.unlock()
-        return try outcome.get()
-    }
-
-    /// Registers the request and sends it now when a connection is ready; otherwise `markReady`
-    /// sends it once a new connection is signed in.
-    func enqueue(_ entry: PendingState) {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        state.lock()
-        pending[entry.id] = entry
-        let target = ready ? socket : nil
-        if target != nil {
-            entry.sentGeneration = generation
-            entry.sentAt = bootTimeNanoseconds()
-            lastSentAt = entry.sentAt
-        }
-        let lines = lineObserver
-        state.unlock()
-        guard let target else { return }
-        let line = entry.line
-        lines?(line, true)
-        // A failed send surfaces as a lost connection on the reader, which re-sends this entry.
-        try? target.sendLine(line)
-    }
-
-    /// Numbers the request and enqueues it. `awaited` is false for a request the reader makes for
-    /// itself (resubscribe after a gap), which nobody waits for.
-    @discardableResult
-    func submit(_ op: String, _ args: [String: JSONValue], awaited: Bool) -> PendingState {
-        let id = takeID()
-        var fields = args
-        fields["op"] = .string(op)
-        fields["id"] = .int(id)
-        let entry = PendingState(id: id, op: op, args: fields, awaited: awaited)
-        enqueue(entry)
-        return entry
-    }
-
-    func takeID() -> Int {
-        locked {
-            defer { nextID += 1 }
-            return nextID
-        }
-    }
-
-    /// Runs `body` holding `state`.
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        state.lock()
-        defer { state.unlock() }
-        return try body()
+    /// Takes one reply's time in flight into `roundTrip`.
+    mutating func noteRoundTrip(_ sample: UInt64) {
+        roundTrip = max(sample, roundTrip - roundTrip / 8)
     }
 }
 
-/// A request waiting for its reply; its state belongs to the client's lock.
-final class PendingState: @unchecked Sendable {
+/// A request waiting for its reply, as kept in `ClientState.pending`.
+struct PendingState: Sendable {
     let id: Int
     let op: String
     let args: [String: JSONValue]
@@ -293,16 +290,18 @@ final class PendingState: @unchecked Sendable {
 /// A request sent with `GameClient.send`; `wait` blocks for its reply.
 public struct PendingRequest: Sendable {
     let client: GameClient
-    let entry: PendingState
-
+    let id: Int
     /// The op sent.
-    public var op: String { entry.op }
-    /// The idempotency key sent with this request, for mutations.
-    public var idem: String? { entry.args["idem"]?.stringValue }
+    public let op: String
+    let args: [String: JSONValue]
 
-    /// Waits for the reply; see `GameClient.request`.
+    /// The idempotency key sent with this request, for mutations.
+    public var idem: String? { args["idem"]?.stringValue }
+
+    /// Waits for the reply; see `GameClient.request`. Once: a wait that ends without the reply
+    /// gives the request up (a mutation's late answer goes to the observer).
     public func wait(timeout: Double? = nil) throws(ClientError) -> Reply {
-        try client.wait(for: entry, timeout: timeout)
+        try client.wait(for: id, op: op, timeout: timeout)
     }
 }
 
