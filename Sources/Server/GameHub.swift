@@ -142,29 +142,11 @@ final class GameHub {
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
         let fingerprint = key == nil ? nil : Fingerprint(digestOf: request.canonicalBytes)
-        if let key, let entry = idempotency.lookup(key.digest) {
-            switch entry {
-            case .done(let remembered, let version):
-                guard remembered == fingerprint else { return target.error(request.id, mismatch(request)) }
-                return replay(request, key: key, version: version, target: target)
-            case .pending(let first):
-                guard first.fingerprint == fingerprint else { return target.error(request.id, mismatch(request)) }
-                // The first copy is on its way to disk: answer this one with its reply.
-                first.waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
-                return
-            }
+        if let key, answeredFromMemory(key, fingerprint: fingerprint, command, request: request, identity: identity, target: target) {
+            return
         }
-        if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
-            let limit = server.config.limits.changesPerSecond
-            return target.error(request.id, ProtocolError(.rateLimited,
-                "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"))
-        }
-        // Answered at once, unlike the refusals below: it says nothing about the game but that
-        // it moved, and a client that then reads the state and tries again loses nothing if the
-        // version it was told is taken back by a failed commit.
-        if let expect = request.expect, expect != speculative.version {
-            return target.error(request.id, ProtocolError(.versionConflict,
-                "Expected version \(expect), but the game is at version \(speculative.version)"), version: speculative.version)
+        if let (error, version) = notAdmitted(request, identity: identity) {
+            return target.error(request.id, error, version: version)
         }
         let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock(), claimsNeedPIN: server.config.claimsNeedPIN)
         let events: [Event]
@@ -193,6 +175,47 @@ final class GameHub {
         nextSeq += 1
         let entry = PendingCommand(seq: nextSeq, request: request, events: events, versionAfter: speculative.version,
                                    result: result, target: target, key: key, fingerprint: fingerprint, onCommitted: onCommitted)
+        queue(entry, expected: expected)
+    }
+
+    /// Whether a keyed request was answered from what the hub remembers: its first answer
+    /// replayed, a wait for its first copy still on its way to disk, or a mismatch.
+    private func answeredFromMemory(_ key: IdempotencyKey, fingerprint: Fingerprint?, _ command: Command, request: Request,
+                                    identity: Identity?, target: ReplyTarget) -> Bool {
+        guard let entry = idempotency.lookup(key.digest) else { return false }
+        switch entry {
+        case .done(let remembered, let version):
+            guard remembered == fingerprint else { target.error(request.id, mismatch(request)); return true }
+            replay(request, key: key, version: version, target: target)
+        case .pending(let first):
+            guard first.fingerprint == fingerprint else { target.error(request.id, mismatch(request)); return true }
+            // The first copy is on its way to disk: answer this one with its reply.
+            first.waiters.append(Waiter(command: command, request: request, identity: identity, target: target))
+        }
+        return true
+    }
+
+    /// Why a new change is turned away before it is decided (a player over their budget, a
+    /// stale `expect`), with the version to name; nil when it may be decided.
+    private func notAdmitted(_ request: Request, identity: Identity?) -> (ProtocolError, version: Int?)? {
+        if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
+            let limit = server.config.limits.changesPerSecond
+            return (ProtocolError(.rateLimited,
+                "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"), nil)
+        }
+        // Answered at once, unlike the domain's refusals: it says nothing about the game but
+        // that it moved, and a client that then reads the state and tries again loses nothing
+        // if the version it was told is taken back by a failed commit.
+        if let expect = request.expect, expect != speculative.version {
+            return (ProtocolError(.versionConflict, "Expected version \(expect), but the game is at version \(speculative.version)"),
+                    speculative.version)
+        }
+        return nil
+    }
+
+    /// Queues a decided command behind the ones before it, and hands its events to the writer.
+    private func queue(_ entry: PendingCommand, expected: Int) {
+        let key = entry.key
         if !entry.goesToLog {
             // Nothing to write; the answer reflects the speculative state, so it still
             // waits behind the commands before it.
@@ -207,7 +230,7 @@ final class GameHub {
             server.logger.error("cannot encode events", metadata: ["game": "\(name)", "error": "\(error)"])
             if let key { idempotency.clearPending(key.digest) }
             rebuildSpeculative()
-            return target.error(request.id, ProtocolError(.internal, "The server could not encode this change"))
+            return entry.target.error(entry.request.id, ProtocolError(.internal, "The server could not encode this change"))
         }
         pending.append(entry)
     }
