@@ -441,7 +441,7 @@ extension GameClient {
                 let error = message["error"]
                 entry.outcome = .failure(.refused(ServerRefusal(
                     op: entry.op, code: error?["code"]?.stringValue ?? "internal",
-                    message: error?["message"]?.stringValue ?? "refused")))
+                    message: error?["message"]?.stringValue ?? "refused", field: error?["field"]?.stringValue)))
             }
             // Nobody will come for it: the reader's own request, or one whose caller gave up.
             state.pending[id] = !entry.awaited || entry.abandoned ? nil : entry

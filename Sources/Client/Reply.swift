@@ -19,11 +19,14 @@ public struct ServerRefusal: Error, Sendable, Equatable, CustomStringConvertible
     /// The wire code, e.g. `insufficient_points` (kept as text: servers may add codes).
     public let code: String
     public let message: String
+    /// The request's field at fault, when the server names one (a `bad_request` about one field).
+    public let field: String?
 
-    public init(op: String, code: String, message: String) {
+    public init(op: String, code: String, message: String, field: String? = nil) {
         self.op = op
         self.code = code
         self.message = message
+        self.field = field
     }
 
     /// The code as a known `ErrorCode`, or nil for a code this client does not know.

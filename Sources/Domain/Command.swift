@@ -52,10 +52,14 @@ public enum RejectionCode: String, Sendable, Hashable, CaseIterable {
 public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: RejectionCode
     public var message: String
+    /// The command's field at fault, named as the request names it (`points`, `proof.url`),
+    /// when a `badRequest` is about one field.
+    public var field: String?
 
-    public init(_ code: RejectionCode, _ message: String) {
+    public init(_ code: RejectionCode, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
+        self.field = field
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

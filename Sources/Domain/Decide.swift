@@ -78,7 +78,7 @@ private struct Decider {
     }
 
     private func requireLength(_ text: String, _ range: ClosedRange<Int>, _ field: String, allowingBlank: Bool = false) throws(Rejection) {
-        if let problem = text.lengthProblem(range, allowingBlank: allowingBlank) { throw Rejection(.badRequest, "\(field) \(problem)") }
+        if let problem = text.lengthProblem(range, allowingBlank: allowingBlank) { throw Rejection(.badRequest, "\(field) \(problem)", field: field) }
     }
 
     // MARK: Seeding and claims
@@ -132,14 +132,14 @@ private struct Decider {
         guard challenge.isOnBoard else { throw Rejection(.notFound, "No challenge \"\(id)\"") }
         guard !challenge.isCompleted else { throw alreadyCompleted(challenge) }
         if option == .b && challenge.optionB == nil {
-            throw Rejection(.badRequest, "option: \"\(challenge.title)\" has no option b, only a")
+            throw Rejection(.badRequest, "option: \"\(challenge.title)\" has no option b, only a", field: "option")
         }
         switch proof {
         case .text(let text): try requireLength(text, Limits.proofText, "proof.text")
         case .photo(let url):
             try requireLength(url, Limits.proofURL, "proof.url")
             guard url.isWebLink else {
-                throw Rejection(.badRequest, "proof.url must be an http or https link with a host, and no spaces or invisible characters")
+                throw Rejection(.badRequest, "proof.url must be an http or https link with a host, and no spaces or invisible characters", field: "proof.url")
             }
         case .done: break
         }
@@ -172,7 +172,7 @@ private struct Decider {
             guard !challenge.isCompleted else { throw Rejection(.alreadyCompleted, "\"\(challenge.title)\" is completed and can no longer be edited") }
         }
         if let problem = fields.problems(at: "challenge").first {
-            throw Rejection(.badRequest, problem.description)
+            throw Rejection(.badRequest, problem.description, field: problem.field(under: "challenge"))
         }
         guard let id else {
             let regular = state.challenges.values.count { !$0.isSecret }
@@ -198,7 +198,7 @@ private struct Decider {
         try requireLength(title, Limits.title, "title")
         try requireLength(description, Limits.description, "description")
         guard Limits.secretPoints.contains(points) else {
-            throw Rejection(.badRequest, "points must be one of 25, 50, 75 or 100, got \(points)")
+            throw Rejection(.badRequest, "points must be one of 25, 50, 75 or 100, got \(points)", field: "points")
         }
         let id = GameState.dareID(author: author.id)
         if let existing = state.challenges[id] {
@@ -267,10 +267,10 @@ private struct Decider {
             guard !reward.isUnlocked else { throw Rejection(.alreadyUnlocked, "\"\(reward.title)\" is unlocked and can no longer be edited") }
         }
         if let problem = fields.problems(at: "reward", characters: Set(state.characters.keys)).first {
-            throw Rejection(.badRequest, problem.description)
+            throw Rejection(.badRequest, problem.description, field: problem.field(under: "reward"))
         }
         if let giver = fields.fromCharacter, state.characters[giver]?.role == .birthday {
-            throw Rejection(.badRequest, "reward.from_character: a gift cannot come from the birthday person")
+            throw Rejection(.badRequest, "reward.from_character: a gift cannot come from the birthday person", field: "from_character")
         }
         guard let id else {
             guard state.rewards.count < Limits.maxRewards else {
@@ -293,14 +293,15 @@ private struct Decider {
     private func adjustPoints(_ delta: Int, reason: String) throws(Rejection) -> [Change] {
         try requireOrganizer("adjust points")
         guard delta != 0, (-Limits.maxAdjustment...Limits.maxAdjustment).contains(delta) else {
-            throw Rejection(.badRequest, "delta must be a non-zero integer of at most \(Limits.maxAdjustment) either way, got \(delta)")
+            throw Rejection(.badRequest, "delta must be a non-zero integer of at most \(Limits.maxAdjustment) either way, got \(delta)",
+                            field: "delta")
         }
         try requireLength(reason, Limits.reason, "reason")
         // Replay applies every event without a check, so a total that cannot be held must be
         // refused here, or it would stop every start-up after it.
         let total = delta > 0 ? state.earned.addingReportingOverflow(delta) : state.spent.addingReportingOverflow(-delta)
         if total.overflow {
-            throw Rejection(.badRequest, "delta would take the game's points past the largest number it can hold")
+            throw Rejection(.badRequest, "delta would take the game's points past the largest number it can hold", field: "delta")
         }
         if state.points + delta < 0 {
             throw Rejection(.insufficientPoints, "Not enough points: have \(state.points), cannot take \(-delta)")
@@ -310,7 +311,7 @@ private struct Decider {
 
     private func setDay(_ day: Int) throws(Rejection) -> [Change] {
         try requireOrganizer("set the day")
-        guard Limits.day.contains(day) else { throw Rejection(.badRequest, "day must be 1 to 366, got \(day)") }
+        guard Limits.day.contains(day) else { throw Rejection(.badRequest, "day must be 1 to 366, got \(day)", field: "day") }
         return day == state.day ? [] : [.daySet(day: day)]
     }
 }

@@ -104,6 +104,14 @@ public struct SeedProblem: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(path): \(message)" }
+
+    /// The field a request names for this path under `root` ("reward.content.urls[2]" under
+    /// "reward" is "content.urls"): indexes dropped, since a request's field holds the whole list.
+    public func field(under root: String) -> String {
+        var name = path.hasPrefix(root + ".") ? String(path.dropFirst(root.count + 1)) : path
+        if let bracket = name.firstIndex(of: "[") { name = String(name[..<bracket]) }
+        return name
+    }
 }
 
 /// Ids are used in JSON Pointer paths and URLs-to-be: keep them short and plain.

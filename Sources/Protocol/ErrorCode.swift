@@ -59,15 +59,30 @@ extension ErrorCode {
 public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
+    /// The request's field at fault, as the request names it (`reward`, `proof.text`), when a
+    /// `bad_request` is about one field: for a client to point at, as the message does for people.
+    public var field: String?
 
-    public init(_ code: ErrorCode, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
+        self.field = field
     }
 
     public init(_ rejection: Rejection) {
         self.code = ErrorCode(rejection.code)
         self.message = rejection.message
+        self.field = rejection.field
+    }
+
+    /// A `bad_request` about `field`: "Field `field` must be a string".
+    public static func field(_ field: String, _ problem: String) -> ProtocolError {
+        ProtocolError(.badRequest, "Field `\(field)` \(problem)", field: field)
+    }
+
+    /// A `bad_request` for a required field left out: "Missing field `field`", then `hint`.
+    public static func missing(_ field: String, _ hint: String = "") -> ProtocolError {
+        ProtocolError(.badRequest, "Missing field `\(field)`" + (hint.isEmpty ? "" : " " + hint), field: field)
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

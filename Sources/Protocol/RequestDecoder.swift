@@ -32,13 +32,13 @@ public enum RequestDecoder {
         case .int(let number)?: id = .int(number)
         case .double(let number)? where wholeNumber(number) != nil: id = .int(wholeNumber(number)!)
         case .double(let number)? where number.isFinite && number == number.rounded(.towardZero):
-            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest,
-                "Field `id` must be a string or an integer of at most 64 bits (at most 2^53 written with a fraction or an exponent)")))
+            return .failure(RequestFailure(id: nil, error: ProtocolError.field("id",
+                "must be a string or an integer of at most 64 bits (at most 2^53 written with a fraction or an exponent)")))
         case .string(let text)?: id = .string(text)
         case nil, .null?:
-            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Missing field `id` (a string or an integer)")))
+            return .failure(RequestFailure(id: nil, error: ProtocolError.missing("id", "(a string or an integer)")))
         default:
-            return .failure(RequestFailure(id: nil, error: ProtocolError(.badRequest, "Field `id` must be a string or an integer (of at most 64 bits)")))
+            return .failure(RequestFailure(id: nil, error: ProtocolError.field("id", "must be a string or an integer (of at most 64 bits)")))
         }
         do {
             let request = try decode(fields, id: id)
@@ -50,8 +50,8 @@ public enum RequestDecoder {
 
     private static func decode<Members: RequestMembers>(_ fields: Members, id: RequestID) throws(ProtocolError) -> Request {
         let args = Arguments(fields: fields)
-        guard let opValue = fields["op"] else { throw ProtocolError(.badRequest, "Missing field `op`") }
-        guard case .string(let op) = opValue else { throw ProtocolError(.badRequest, "Field `op` must be a string") }
+        guard let opValue = fields["op"] else { throw ProtocolError.missing("op") }
+        guard case .string(let op) = opValue else { throw ProtocolError.field("op", "must be a string") }
         let operation = try self.operation(op, args)
         var idem: String?
         var expect: Int?
@@ -118,7 +118,7 @@ public enum RequestDecoder {
         case "unclaim": return .unclaim(character: try args.string("character"))
         case "adjust_points":
             let delta = try args.int("delta", -Limits.maxAdjustment...Limits.maxAdjustment)
-            if delta == 0 { throw ProtocolError(.badRequest, "Field `delta` must not be 0") }
+            if delta == 0 { throw ProtocolError.field("delta", "must not be 0") }
             return .adjustPoints(delta: delta, reason: try args.text("reason", Limits.reason))
         case "set_day": return .setDay(try args.int("day", Limits.day))
         case "save_challenge":
@@ -186,12 +186,12 @@ struct Arguments<Members: RequestMembers> {
     /// Text for people (a title, a reason, a proof): a string in `length` that shows something.
     func text(_ key: String, _ length: ClosedRange<Int>) throws(ProtocolError) -> String {
         let value = try string(key, length)
-        if value.isBlank { throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must not be blank") }
+        if value.isBlank { throw ProtocolError.field("\(prefix)\(key)", "must not be blank") }
         return value
     }
 
     func string(_ key: String, _ length: ClosedRange<Int> = 1...128) throws(ProtocolError) -> String {
-        guard let value = try optionalString(key, length) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
+        guard let value = try optionalString(key, length) else { throw ProtocolError.missing("\(prefix)\(key)") }
         return value
     }
 
@@ -201,15 +201,15 @@ struct Arguments<Members: RequestMembers> {
         case .string(let text)?:
             let count = text.codePointCount
             guard length.contains(count) else {
-                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
+                throw ProtocolError.field("\(prefix)\(key)", "must be \(length.lowerBound) to \(length.upperBound) characters, got \(count)")
             }
             return text
-        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be a string")
+        default: throw ProtocolError.field("\(prefix)\(key)", "must be a string")
         }
     }
 
     func int(_ key: String, _ range: ClosedRange<Int>, allowed: [Int]? = nil) throws(ProtocolError) -> Int {
-        guard let value = try optionalInt(key, range, allowed: allowed) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
+        guard let value = try optionalInt(key, range, allowed: allowed) else { throw ProtocolError.missing("\(prefix)\(key)") }
         return value
     }
 
@@ -224,9 +224,9 @@ struct Arguments<Members: RequestMembers> {
                 // integer past 64 bits as one too): out of a small range either way; for a range
                 // that reaches that far, say what is exact.
                 if range.lowerBound >= -wholeNumberLimit && range.upperBound <= wholeNumberLimit {
-                    throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+                    throw ProtocolError.field("\(prefix)\(key)", "must be \(range.lowerBound) to \(range.upperBound), got \(number)")
                 }
-                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be an integer of at most 64 bits "
+                throw ProtocolError.field("\(prefix)\(key)", "must be an integer of at most 64 bits "
                     + "(at most 2^53 written with a fraction or an exponent), got \(number)")
             }
             value = .int(exact)
@@ -235,13 +235,13 @@ struct Arguments<Members: RequestMembers> {
         case nil, .null?: return nil
         case .int(let number)?:
             if let allowed, !allowed.contains(number) {
-                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be one of \(allowed.map(String.init).joined(separator: ", ")), got \(number)")
+                throw ProtocolError.field("\(prefix)\(key)", "must be one of \(allowed.map(String.init).joined(separator: ", ")), got \(number)")
             }
             guard range.contains(number) else {
-                throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be \(range.lowerBound) to \(range.upperBound), got \(number)")
+                throw ProtocolError.field("\(prefix)\(key)", "must be \(range.lowerBound) to \(range.upperBound), got \(number)")
             }
             return number
-        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be an integer")
+        default: throw ProtocolError.field("\(prefix)\(key)", "must be an integer")
         }
     }
 
@@ -257,39 +257,39 @@ struct Arguments<Members: RequestMembers> {
     func bool(_ key: String) throws(ProtocolError) -> Bool {
         switch fields[key] {
         case .bool(let flag)?: return flag
-        case nil, .null?: throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)` (true or false)")
-        default: throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be true or false")
+        case nil, .null?: throw ProtocolError.missing("\(prefix)\(key)", "(true or false)")
+        default: throw ProtocolError.field("\(prefix)\(key)", "must be true or false")
         }
     }
 
     func enumValue<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E {
-        guard let value = try optionalEnum(key, type) else { throw ProtocolError(.badRequest, "Missing field `\(prefix)\(key)`") }
+        guard let value = try optionalEnum(key, type) else { throw ProtocolError.missing("\(prefix)\(key)") }
         return value
     }
 
     func optionalEnum<E: RawRepresentable<String> & CaseIterable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E? {
         guard let raw = try optionalString(key, 1...32) else { return nil }
         guard let value = E(rawValue: raw) else {
-            throw ProtocolError(.badRequest, "Field `\(prefix)\(key)` must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            throw ProtocolError.field("\(prefix)\(key)", "must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
         }
         return value
     }
 
     func proof() throws(ProtocolError) -> Proof {
         guard case .object(let proof)? = fields["proof"] else {
-            throw ProtocolError(.badRequest, "Field `proof` must be an object: {\"kind\": \"photo\", \"url\"}, {\"kind\": \"text\", \"text\"} or {\"kind\": \"done\"}")
+            throw ProtocolError.field("proof", "must be an object: {\"kind\": \"photo\", \"url\"}, {\"kind\": \"text\", \"text\"} or {\"kind\": \"done\"}")
         }
         let inner = Arguments<[String: JSONValue]>(fields: proof, prefix: "proof.")
         switch proof["kind"] {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
             guard url.isWebLink else {
-                throw ProtocolError(.badRequest, "Field `proof.url` must be an http or https link with a host, and no spaces or invisible characters")
+                throw ProtocolError.field("proof.url", "must be an http or https link with a host, and no spaces or invisible characters")
             }
             return .photo(url: url)
         case .string("text")?: return .text(try inner.text("text", Limits.proofText))
         case .string("done")?: return .done
-        default: throw ProtocolError(.badRequest, "Field `proof.kind` must be \"photo\", \"text\" or \"done\"")
+        default: throw ProtocolError.field("proof.kind", "must be \"photo\", \"text\" or \"done\"")
         }
     }
 
@@ -299,7 +299,7 @@ struct Arguments<Members: RequestMembers> {
         case .object(let option)?:
             let inner = Arguments<[String: JSONValue]>(fields: option, prefix: "option_b.")
             return OptionText(title: try inner.text("title", Limits.title), description: try inner.text("description", Limits.description))
-        default: throw ProtocolError(.badRequest, "Field `option_b` must be null or an object {\"title\", \"description\"}")
+        default: throw ProtocolError.field("option_b", "must be null or an object {\"title\", \"description\"}")
         }
     }
 
@@ -313,18 +313,18 @@ struct Arguments<Members: RequestMembers> {
             case nil, .null?: break
             case .array(let items)?:
                 guard Limits.contentURLs.contains(items.count) else {
-                    throw ProtocolError(.badRequest, "Field `content.urls` may hold at most \(Limits.contentURLs.upperBound) links")
+                    throw ProtocolError.field("content.urls", "may hold at most \(Limits.contentURLs.upperBound) links")
                 }
                 for item in items {
                     guard case .string(let url) = item, url.isWebLink, url.codePointCount <= 2_000 else {
-                        throw ProtocolError(.badRequest, "Field `content.urls` must hold http or https links with a host, and no spaces or invisible characters, of at most 2,000 characters")
+                        throw ProtocolError.field("content.urls", "must hold http or https links with a host, and no spaces or invisible characters, of at most 2,000 characters")
                     }
                     urls.append(url)
                 }
-            default: throw ProtocolError(.badRequest, "Field `content.urls` must be an array of links")
+            default: throw ProtocolError.field("content.urls", "must be an array of links")
             }
             return RewardContent(text: text, urls: urls)
-        default: throw ProtocolError(.badRequest, "Field `content` must be an object {\"text\", \"urls\"}")
+        default: throw ProtocolError.field("content", "must be an object {\"text\", \"urls\"}")
         }
     }
 }

@@ -50,6 +50,10 @@ public enum Wire {
         JSONValue.writeQuotedString(error.code.rawValue, into: &out)
         out += #","message":"#.utf8
         JSONValue.writeQuotedString(error.message, into: &out)
+        if let field = error.field {
+            out += #","field":"#.utf8
+            JSONValue.writeQuotedString(field, into: &out)
+        }
         out += "}}\n".utf8
         return out
     }

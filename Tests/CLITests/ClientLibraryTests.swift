@@ -47,6 +47,11 @@ import Testing
         }
         #expect(refused?.refusal?.code == "insufficient_points")
         #expect(refused?.refusal?.message.contains("Not enough points") == true)
+        #expect(refused?.refusal?.field == nil)
+        let badField = #expect(throws: ClientError.self) {
+            try client.request("unlock_reward", ["reward": ""])
+        }
+        #expect(badField?.refusal?.code == "bad_request" && badField?.refusal?.field == "reward", "\(String(describing: badField))")
     }
 
     /// A connection that went dead without a word (the server restarted while this machine

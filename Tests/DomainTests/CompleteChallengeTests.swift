@@ -67,12 +67,12 @@ import Testing
 
     @Test func optionBWhereThereIsNoneIsABadRequest() {
         given().when(mia, .completeChallenge(challenge: "c02", proof: .done, option: .b))
-            .thenRejected(.badRequest, "\"Challenge c02\" has no option b")
+            .thenRejected(.badRequest, "\"Challenge c02\" has no option b", field: "option")
     }
 
     @Test func aBlankTextProofIsNoProof() {
         given().when(mia, .completeChallenge(challenge: "c02", proof: .text(" \t\n "), option: nil))
-            .thenRejected(.badRequest, "proof.text must not be blank")
+            .thenRejected(.badRequest, "proof.text must not be blank", field: "proof.text")
     }
 
     @Test(arguments: [0, 2_001])
@@ -83,7 +83,7 @@ import Testing
 
     @Test func aPhotoProofMustBeAWebLink() {
         given().when(mia, .completeChallenge(challenge: "c02", proof: .photo(url: "file:///etc/passwd"), option: nil))
-            .thenRejected(.badRequest, "proof.url must be an http or https link")
+            .thenRejected(.badRequest, "proof.url must be an http or https link", field: "proof.url")
         given().when(mia, .completeChallenge(challenge: "c02", proof: .photo(url: ""), option: nil))
             .thenRejected(.badRequest, "proof.url must be 1 to 2000 characters, got 0")
         for notALink in ["http://", "https:///path", "https://?q", "https://host/a b", "https://host/\u{1B}[2J", "https://host\u{00A0}x",

@@ -37,7 +37,7 @@ import Testing
     /// would stop every start-up after it. (Reaching it takes billions of adjustments.)
     @Test func aTotalBeyondWhatTheGameCanHoldIsABadRequest() {
         given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 10, reason: "r"))
-            .thenRejected(.badRequest, "delta would take the game's points past the largest number it can hold")
+            .thenRejected(.badRequest, "delta would take the game's points past the largest number it can hold", field: "delta")
         given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 5, reason: "r"))
             .then([.pointsAdjusted(delta: 5, reason: "r")])
     }
@@ -84,7 +84,7 @@ import Testing
 
     @Test(arguments: [0, 367, -1])
     func aDayOutside1To366IsABadRequest(day: Int) {
-        given().when(sam, .setDay(day)).thenRejected(.badRequest, "day must be 1 to 366, got \(day)")
+        given().when(sam, .setDay(day)).thenRejected(.badRequest, "day must be 1 to 366, got \(day)", field: "day")
     }
 
     @Test(arguments: [mia, priya, theo, dani])
@@ -163,7 +163,7 @@ import Testing
     @Test func badFieldsAreABadRequestNamingTheField() {
         var fields = Self.fields
         fields.points = 0
-        given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.points: must be a positive integer up to 1000, got 0")
+        given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.points: must be a positive integer up to 1000, got 0", field: "points")
         fields.points = 1_001
         given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.points")
         fields = Self.fields
@@ -174,7 +174,7 @@ import Testing
         given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.description")
         fields = Self.fields
         fields.optionB = OptionText(title: "", description: "d")
-        given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.option_b.title")
+        given().when(sam, .saveChallenge(id: nil, fields)).thenRejected(.badRequest, "challenge.option_b.title", field: "option_b.title")
     }
 
     @Test func aGameHoldsAtMostAHundredChallengesAndTheyMayStillBeEdited() {
@@ -283,9 +283,9 @@ import Testing
     @Test func badFieldsAreABadRequestNamingTheField() {
         var fields = Self.fields
         fields.fromCharacter = "sammy"
-        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.from_character: no character with id \"sammy\"")
+        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.from_character: no character with id \"sammy\"", field: "from_character")
         fields.fromCharacter = "mia"
-        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "a gift cannot come from the birthday person")
+        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "a gift cannot come from the birthday person", field: "from_character")
         fields = Self.fields
         fields.cost = 1_001
         given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.cost: must be 0 to 1000, got 1001")
@@ -294,7 +294,7 @@ import Testing
         given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.teaser")
         fields = Self.fields
         fields.content = RewardContent(text: nil, urls: ["ftp://x"])
-        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.content.urls[0]")
+        given().when(sam, .saveReward(id: nil, fields)).thenRejected(.badRequest, "reward.content.urls[0]", field: "content.urls")
     }
 
     @Test(arguments: [mia, priya, theo, dani])

@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func aBlankTitleOrDescriptionIsRefused() {
-        given().when(priya, .saveSecret(title: "   ", description: "Sing", points: 25)).thenRejected(.badRequest, "title must not be blank")
+        given().when(priya, .saveSecret(title: "   ", description: "Sing", points: 25)).thenRejected(.badRequest, "title must not be blank", field: "title")
         given().when(priya, .saveSecret(title: "Sing", description: "\u{3000}", points: 25))
             .thenRejected(.badRequest, "description must not be blank")
     }

@@ -22,6 +22,30 @@ import Testing
                 .hasPrefix("Field `content.text`") == true)
     }
 
+    /// The field a message names for people is the error's `field` for programs, whatever the
+    /// problem: missing, of the wrong type, out of range, blank, nested.
+    @Test(arguments: [
+        (#"{"id":1,"op":"unlock_reward"}"#, "reward"),
+        (#"{"id":1,"op":"unlock_reward","reward":7}"#, "reward"),
+        (#"{"id":1,"op":"adjust_points","delta":0,"reason":"r"}"#, "delta"),
+        (#"{"id":1,"op":"adjust_points","delta":1.5,"reason":"r"}"#, "delta"),
+        (#"{"id":1,"op":"force_unlock","reward":"r01"}"#, "deduct"),
+        (#"{"id":1,"op":"complete_challenge","challenge":"c01","proof":{"kind":"text"}}"#, "proof.text"),
+        (#"{"id":1,"op":"complete_challenge","challenge":"c01","proof":{"kind":"done"},"option":"c"}"#, "option"),
+        (#"{"id":1,"op":"save_reward","from":"f","title":"t","teaser":"t","type":"text","content":{"urls":"x"}}"#, "content.urls"),
+        (#"{"id":1.5,"op":"ping"}"#, "id"),
+        (#"{"id":1,"op":7}"#, "op"),
+    ])
+    func theNamedFieldIsGivenApart(line: String, field: String) throws {
+        let json = try JSONParser.parse(Array(line.utf8))
+        guard case .failure(let failure) = RequestDecoder.decode(json) else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        #expect(failure.error.field == field, "\(failure.error.message)")
+        #expect(failure.error.message.contains("`\(field)`"), "\(failure.error.message)")
+    }
+
     @Test func textForPeopleMustShowSomethingIdentifiersNeedNot() throws {
         #expect(try message(#"{"id":1,"op":"save_secret","title":"  ","description":"d","points":25}"#)
                 == "Field `title` must not be blank")

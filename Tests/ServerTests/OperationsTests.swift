@@ -43,6 +43,19 @@ import Testing
 
     static let done: JSONValue = ["kind": "done"]
 
+    /// A `bad_request` about one field names it apart from the message, whether the decoder or
+    /// the rules found the fault; other refusals name none.
+    @Test func aRefusedFieldIsNamedForPrograms() throws {
+        let cast = try Cast()
+        defer { cast.close() }
+        let wrongType = try cast.mia.call("unlock_reward", ["reward": 7])
+        #expect(wrongType["error"]?["field"] == "reward", "\(wrongType.serialized())")
+        let noOptionB = try cast.mia.call("complete_challenge", ["challenge": "c02", "proof": Self.done, "option": "b"])
+        #expect(noOptionB["error"]?["code"] == "bad_request" && noOptionB["error"]?["field"] == "option", "\(noOptionB.serialized())")
+        let unaffordable = try cast.mia.call("unlock_reward", ["reward": "r01"])
+        #expect(unaffordable.errorCode == "insufficient_points" && unaffordable["error"]?["field"] == nil, "\(unaffordable.serialized())")
+    }
+
     @Test func timelinePagesByAfterAndLimit() throws {
         let cast = try Cast()
         defer { cast.close() }

@@ -90,14 +90,16 @@ struct Outcome {
         then([], sourceLocation: sourceLocation)
     }
 
-    /// Then it is refused with this code and a message containing this fragment.
-    func thenRejected(_ code: RejectionCode, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    /// Then it is refused with this code and a message containing this fragment (and, when
+    /// given, naming this field of the request apart from the message).
+    func thenRejected(_ code: RejectionCode, _ fragment: String, field: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         switch result {
         case .success(let events):
             Issue.record("expected \(code.rawValue), got events \(events.map(\.type))", sourceLocation: sourceLocation)
         case .failure(let rejection):
             #expect(rejection.code == code, "\(rejection)", sourceLocation: sourceLocation)
             #expect(rejection.message.contains(fragment), "message \"\(rejection.message)\" lacks \"\(fragment)\"", sourceLocation: sourceLocation)
+            if let field { #expect(rejection.field == field, "\(rejection)", sourceLocation: sourceLocation) }
         }
     }
 
