@@ -101,7 +101,7 @@ extension GameClient {
         }
         state.changing { state in
             state.readerDone = true
-            for (id, entry) in state.pending where entry.outcome == nil { state.pending[id]?.outcome = .failure(.closed) }
+            for (id, entry) in state.pending where entry.outcome == nil { state.pending[id]?.settle(.failure(.closed)) }
         }
     }
 
@@ -424,8 +424,8 @@ extension GameClient {
             }
             if message["ok"]?.boolValue == true {
                 let result = message["result"] ?? .object([:])
-                entry.outcome = .success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
-                                               replayed: message["replayed"]?.boolValue ?? false))
+                entry.settle(.success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
+                                            replayed: message["replayed"]?.boolValue ?? false)))
                 switch entry.op {
                 case "claim": if let token = result["token"]?.stringValue { state.savedCredentials = .token(token) }
                 case "auth": if let token = entry.args["token"]?.stringValue { state.savedCredentials = .token(token) }
@@ -439,9 +439,9 @@ extension GameClient {
                 }
             } else {
                 let error = message["error"]
-                entry.outcome = .failure(.refused(ServerRefusal(
+                entry.settle(.failure(.refused(ServerRefusal(
                     op: entry.op, code: error?["code"]?.stringValue ?? "internal",
-                    message: error?["message"]?.stringValue ?? "refused", field: error?["field"]?.stringValue)))
+                    message: error?["message"]?.stringValue ?? "refused", field: error?["field"]?.stringValue))))
             }
             // Nobody will come for it: the reader's own request, or one whose caller gave up.
             state.pending[id] = !entry.awaited || entry.abandoned ? nil : entry

@@ -131,7 +131,7 @@ public final class GameClient: Sendable {
             fields["idem"] = .string(IdempotencyKey.make())
         }
         let entry = submit(op, fields, awaited: true)
-        return PendingRequest(client: self, id: entry.id, op: entry.op, args: entry.args)
+        return PendingRequest(client: self, id: entry.id, op: entry.op, args: entry.args, delivered: entry.delivered)
     }
 
     /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
@@ -156,27 +156,23 @@ public final class GameClient: Sendable {
         state.wait(until: Date().addingTimeInterval(2)) { state, expired in state.readerDone || expired ? () : nil }
     }
 
-    /// Waits for the reply to request `id` (sent as `op`).
-    func wait(for id: Int, op: String, timeout: Double?) throws(ClientError) -> Reply {
+    /// Waits for the reply to request `id` (sent as `op`), which `delivered` keeps once it came.
+    func wait(for id: Int, op: String, delivered: Delivered, timeout: Double?) throws(ClientError) -> Reply {
         let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
         let outcome = state.wait(until: deadline) { state, expired -> Result<Reply, ClientError>? in
-            // Only this wait removes an awaited entry that its caller has not given up on.
-            guard let entry = state.pending[id] else { return .failure(.closed) }
-            if let outcome = entry.outcome {
+            if let outcome = delivered.outcome {
+                // An awaited entry still listed is one nobody gave up on: its waiter takes it.
                 state.pending[id] = nil
                 return outcome
             }
-            if state.readerDone {
-                state.pending[id] = nil
-                return .failure(.closed)
-            }
+            if state.readerDone { return .failure(.closed) }
             guard expired else { return nil }
             // Kept until its reply comes, which takes its place among the replies (a refusal with
             // `"id": null` is matched by that place). A mutation may have committed: a reconnect
             // still re-sends it with its key, so the server replays rather than applies it twice,
-            // and its answer goes to the observer.
+            // and its answer goes to the observer (and to a later wait on the same request).
             state.pending[id]?.abandoned = true
-            return .failure(entry.isMutation ? .unconfirmed(op: op) : .timedOut(op: op))
+            return .failure(MutationOps.all.contains(op) ? .unconfirmed(op: op) : .timedOut(op: op))
         }
         return try outcome.get()
     }
@@ -276,7 +272,10 @@ struct PendingState: Sendable {
     var sentGeneration = -1
     /// When it was last sent (`bootTimeNanoseconds`), for `overdueReply`.
     var sentAt: UInt64 = 0
-    var outcome: Result<Reply, ClientError>?
+    /// Set once, with `delivered`, when the reply comes (or the client closes first).
+    private(set) var outcome: Result<Reply, ClientError>?
+    /// The outcome as its `PendingRequest` sees it, after the client has let go of the request too.
+    let delivered = Delivered()
 
     init(id: Int, op: String, args: [String: JSONValue], awaited: Bool) {
         self.id = id
@@ -284,6 +283,25 @@ struct PendingState: Sendable {
         self.args = args
         self.awaited = awaited
         line = JSONValue.object(args).serialized()
+    }
+
+    /// Records the outcome, here and for the request's waiters. Under the client's lock.
+    mutating func settle(_ outcome: Result<Reply, ClientError>) {
+        self.outcome = outcome
+        delivered.keep(outcome)
+    }
+}
+
+/// A request's outcome, kept for its `PendingRequest`: a second wait gets what the first one
+/// got, and a wait after one that gave up gets the reply that came late. Its own lock, taken
+/// inside the client's (never the other way round).
+final class Delivered: Sendable {
+    private let value = Guarded<Result<Reply, ClientError>?>(nil)
+
+    var outcome: Result<Reply, ClientError>? { value.withLock { $0 } }
+
+    func keep(_ outcome: Result<Reply, ClientError>) {
+        value.withLock { $0 = outcome }
     }
 }
 
@@ -294,14 +312,16 @@ public struct PendingRequest: Sendable {
     /// The op sent.
     public let op: String
     let args: [String: JSONValue]
+    let delivered: Delivered
 
     /// The idempotency key sent with this request, for mutations.
     public var idem: String? { args["idem"]?.stringValue }
 
-    /// Waits for the reply; see `GameClient.request`. Once: a wait that ends without the reply
-    /// gives the request up (a mutation's late answer goes to the observer).
+    /// Waits for the reply; see `GameClient.request`. Waiting again returns the same reply; a
+    /// wait that ended without one gave the request up (a mutation's late answer goes to the
+    /// observer), but a later wait still gets that answer if it has come.
     public func wait(timeout: Double? = nil) throws(ClientError) -> Reply {
-        try client.wait(for: id, op: op, timeout: timeout)
+        try client.wait(for: id, op: op, delivered: delivered, timeout: timeout)
     }
 }
 

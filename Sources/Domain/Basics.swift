@@ -94,6 +94,10 @@ public enum Limits {
     public static let rewardCost = 0...1_000
     public static let secretPoints = [25, 50, 75, 100]
     public static let maxAdjustment = 1_000_000_000
+    /// The most points a game may earn in all: 2^53 - 1, the largest whole number every JSON
+    /// client reads exactly. Adjustments stop there; challenges (at most 1,000 points each, a few
+    /// hundred of them) cannot carry a total from there to where the log's replay would overflow.
+    public static let maxEarned = 9_007_199_254_740_991
     /// The tokens one device may hold for a character: a claim beyond them starts over, its
     /// earlier tokens ending as at a takeover. Claims need no sign-in, and every token would
     /// otherwise be kept (in memory and in every snapshot) for good.

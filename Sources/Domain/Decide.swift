@@ -299,9 +299,9 @@ private struct Decider {
         try requireLength(reason, Limits.reason, "reason")
         // Replay applies every event without a check, so a total that cannot be held must be
         // refused here, or it would stop every start-up after it.
-        let total = delta > 0 ? state.earned.addingReportingOverflow(delta) : state.spent.addingReportingOverflow(-delta)
-        if total.overflow {
-            throw Rejection(.badRequest, "delta would take the game's points past the largest number it can hold", field: "delta")
+        if delta > 0, state.earned > Limits.maxEarned - delta {
+            throw Rejection(.badRequest, "delta would take the points earned past \(Limits.maxEarned), the most a game can hold",
+                            field: "delta")
         }
         if state.points + delta < 0 {
             throw Rejection(.insufficientPoints, "Not enough points: have \(state.points), cannot take \(-delta)")

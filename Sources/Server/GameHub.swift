@@ -344,6 +344,7 @@ final class GameHub {
                 // with the same advice.
                 server.logger.critical("the server's copy of the game is not at the version its log reached; restart the server to reload it",
                                        metadata: ["game": "\(name)", "copy": "\(durable.version)", "log": "\(version)"])
+                assertionFailure("durable version \(durable.version) != log version \(version)")
             }
             committedThisTurn.append(head)
         case .conflict(let expected, let actual):

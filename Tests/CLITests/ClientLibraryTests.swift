@@ -54,6 +54,27 @@ import Testing
         #expect(badField?.refusal?.code == "bad_request" && badField?.refusal?.field == "reward", "\(String(describing: badField))")
     }
 
+    /// A request is answered to every wait on it: one that gave up first and waits again gets
+    /// the reply that came late, and a wait after that gets the same reply.
+    @Test func aRequestWaitedForAgainGetsItsReply() throws {
+        let release = DispatchSemaphore(value: 0)
+        let fake = FakeServer { request in
+            // The fake's loop is held here: the reply cannot come before the first wait gives up.
+            if request["op"] == "whoami" { _ = release.wait(timeout: .now() + 10) }
+            return [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday"]]]
+        }
+        defer { fake.stop() }
+        let client = try GameClient.connect(port: fake.port, options: fastOptions())
+        defer { client.close() }
+        let request = client.send("whoami")
+        let gaveUp = #expect(throws: ClientError.self) { try request.wait(timeout: 0.05) }
+        #expect(gaveUp.map { if case .timedOut = $0 { true } else { false } } == true, "\(String(describing: gaveUp))")
+        release.signal()
+        #expect(try request.wait(timeout: 10).result["character"] == "mia")
+        #expect(try request.wait(timeout: 0).result["character"] == "mia")
+        #expect(client.isConnected)
+    }
+
     /// A connection that went dead without a word (the server restarted while this machine
     /// slept, a network dropped it) is found out by a ping after a silence, and replaced.
     @Test func aSilentConnectionIsProbedAndReplaced() throws {

@@ -33,13 +33,19 @@ import Testing
             .thenRejected(.badRequest, "delta must be a non-zero integer of at most 1000000000 either way, got \(delta)")
     }
 
-    /// Replay applies events unchecked, so a total past `Int.max` must never be decided: it
-    /// would stop every start-up after it. (Reaching it takes billions of adjustments.)
+    /// Replay applies events unchecked, so a total that would overflow must never be decided:
+    /// it would stop every start-up after it. Earned points stop at 2^53 - 1, which leaves
+    /// challenges room to add theirs. (Reaching it takes millions of adjustments.)
     @Test func aTotalBeyondWhatTheGameCanHoldIsABadRequest() {
+        let nearly = Limits.maxEarned - 5
+        given(.pointsAdjusted(delta: nearly, reason: "r")).when(sam, .adjustPoints(delta: 10, reason: "r"))
+            .thenRejected(.badRequest, "delta would take the points earned past 9007199254740991", field: "delta")
         given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 10, reason: "r"))
-            .thenRejected(.badRequest, "delta would take the game's points past the largest number it can hold", field: "delta")
-        given(.pointsAdjusted(delta: Int.max - 5, reason: "r")).when(sam, .adjustPoints(delta: 5, reason: "r"))
+            .thenRejected(.badRequest, "the most a game can hold", field: "delta")
+        given(.pointsAdjusted(delta: nearly, reason: "r")).when(sam, .adjustPoints(delta: 5, reason: "r"))
             .then([.pointsAdjusted(delta: 5, reason: "r")])
+        given(.pointsAdjusted(delta: nearly, reason: "r")).when(mia, .completeChallenge(challenge: "c01", proof: .done, option: nil))
+            .then([.challengeCompleted(challenge: "c01", option: .a, proof: .done, forced: false, points: 75)])
     }
 
     @Test func aBillionEitherWayIsAllowed() {
