@@ -40,6 +40,9 @@ struct AdminConsole: ParsableCommand {
                 guard news.tell(version: version, view: view) else { return }
             case .lateReply(let op, let args, let result):
                 terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
+                if unlockBroughtFinalBadge(op, args, result, view: context.client.view) {
+                    terminal.line(terminal.style.green("🏅 The final badge unlocked with it."))
+                }
                 if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
             default:
                 if case .reconnected = event { news.reconnected() }

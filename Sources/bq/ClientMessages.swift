@@ -21,6 +21,20 @@ func lateReplyLine(_ op: String, _ args: [String: JSONValue], _ result: Result<R
     }
 }
 
+/// Whether a late answer to an unlock (`unlock_reward`, `force_unlock`) is the one that
+/// brought the final badge: the timeline of `view` (which holds the change before its answer
+/// comes) has the badge right after this reward's unlock, since one commit made both. The
+/// reply alone cannot say: it tells whether the badge is unlocked, also when it was earlier.
+func unlockBroughtFinalBadge(_ op: String, _ args: [String: JSONValue], _ result: Result<Reply, ClientError>,
+                             view: JSONValue?) -> Bool {
+    guard op == "unlock_reward" || op == "force_unlock", case .success(let reply) = result,
+          reply.result["final_badge"]?.boolValue == true, let reward = args["reward"]?.stringValue,
+          let timeline = view?["timeline"]?.arrayValue,
+          let unlock = timeline.lastIndex(where: { $0["kind"] == "reward_unlocked" && $0["ref"]?.stringValue == reward }),
+          unlock + 1 < timeline.count else { return false }
+    return timeline[unlock + 1]["kind"] == "final_badge"
+}
+
 /// A change as a person would have typed it (`complete c05`, `adjust-points 20`), for the
 /// lines about a change whose answer came late or not at all: the protocol's op names are not
 /// the words anyone used.

@@ -4,6 +4,8 @@ import JSON
 
 /// One player's run of `bq play`: signing in, the screens, and the commands.
 final class PlaySession: @unchecked Sendable {
+    static let lastGiftLine = "🏅 That was the last gift: the final badge is unlocked!"
+
     let client: GameClient
     let terminal: Terminal
     let mode: PlayMode
@@ -337,10 +339,14 @@ final class PlaySession: @unchecked Sendable {
                 terminal.line(line)
             case .lateReply(let op, let args, let result):
                 terminal.line(lateReplyLine(op, args, result, style: style, showsVersion: false))
-                // What an unlock shows when it goes through at once: the gift.
+                // What an unlock shows when it goes through at once: the gift, and the badge when
+                // this was the last one (kept out of the news as part of the change).
                 if op == "unlock_reward", case .success = result, let id = args["reward"]?.stringValue,
                    let card = current?.show(id) {
                     for line in card { terminal.line(line) }
+                }
+                if unlockBroughtFinalBadge(op, args, result, view: client.view) {
+                    terminal.line(style.green(Self.lastGiftLine))
                 }
                 // The news held while it was on its way, less the change itself.
                 if let key = args["idem"]?.stringValue {
@@ -448,7 +454,7 @@ final class PlaySession: @unchecked Sendable {
                 var lines = ["Unlocked \(id)! Points: \(reply.result["points"]?.intValue ?? after.points) ✦"]
                 if let card = after.show(id) { lines += card }
                 if !badgeBefore, reply.result["final_badge"]?.boolValue == true {
-                    lines.append(style.green("🏅 That was the last gift: the final badge is unlocked!"))
+                    lines.append(style.green(Self.lastGiftLine))
                 }
                 return lines
             }

@@ -130,6 +130,31 @@ import Testing
         #expect(!mia.screen.text.contains("Mia completed"), "told by its late answer alone: \(mia.screen.text)")
     }
 
+    /// The last gift's unlock answered late still tells the birthday person that the final
+    /// badge came with it (the news leaves the badge to the answer, as part of her change).
+    @Test func aLateAnswerToTheLastGiftTellsTheFinalBadge() throws {
+        let first = try ServerProcess()
+        var restarted: ServerProcess?
+        defer {
+            first.stop()
+            restarted?.stop()
+        }
+        for reward in (1...8).map({ "r0\($0)" }) {
+            let unlocked = try BQProcess.run(["admin"] + first.adminFlags + ["force-unlock", reward, "--no-deduct"])
+            #expect(unlocked.status == 0, "\(unlocked.err)")
+        }
+        let funded = try BQProcess.run(["admin"] + first.adminFlags + ["adjust-points", "500", "--reason", "for the last gift"])
+        #expect(funded.status == 0, "\(funded.err)")
+        let mia = try Self.playing("mia", whileStopping: first)
+        mia.type("unlock r09\r")
+        #expect(mia.screen.waitFor("No answer yet to unlock r09"), "\(mia.screen.text)")
+        restarted = try ServerProcess(dataDirectory: first.dataDirectory, port: first.port)
+        #expect(mia.screen.waitFor("✓ unlock r09, sent earlier, went through."), "\(mia.screen.text)")
+        #expect(mia.screen.waitFor("🏅 That was the last gift: the final badge is unlocked!"), "\(mia.screen.text)")
+        mia.type("quit\r")
+        #expect(mia.waitForExit() == 0)
+    }
+
     /// Ctrl-C ends the game at once, as it always has; a change still kept to be sent is named
     /// as it goes, so nobody believes it was made.
     @Test func ctrlCNamesTheKeptChangeItGivesUp() throws {
