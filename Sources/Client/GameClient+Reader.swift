@@ -116,6 +116,16 @@ extension GameClient {
             let wait = connectWait(attempt: attempt)
             attempt += 1
             if let connection = try? BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait) {
+                // Shown to `close`, which may come while the handshake waits on the server.
+                let closed = state.withLock { state in
+                    if !state.closing { state.connecting = connection }
+                    return state.closing
+                }
+                if closed {
+                    connection.close()
+                    return nil
+                }
+                defer { state.withLock { $0.connecting = nil } }
                 do {
                     try handshake(connection, helloWait: wait)
                     markReady(connection)

@@ -145,12 +145,14 @@ public final class GameClient: Sendable {
     /// Call it when done: the reader thread keeps the client alive until then.
     public func close() {
         writeLock.lock()
-        let (wasClosing, current) = state.changing { state in
+        let (wasClosing, current, connecting) = state.changing { state in
             defer { state.closing = true }
-            return (state.closing, state.socket)
+            return (state.closing, state.socket, state.connecting)
         }
         // Waking the reader: the server answers our FIN by hanging up. The reader closes the socket.
         current?.shutdownWrite()
+        // A reconnect waiting for a server's hello may wait on one that never says it.
+        connecting?.shutdownBoth()
         writeLock.unlock()
         if wasClosing { return }
         state.wait(until: Date().addingTimeInterval(2)) { state, expired in state.readerDone || expired ? () : nil }
@@ -225,6 +227,8 @@ typealias LineObserver = @Sendable (_ line: String, _ outgoing: Bool) -> Void
 /// Everything the reader thread and the callers share, reachable only through `GameClient.state`.
 struct ClientState: Sendable {
     var socket: BlockingLineSocket?
+    /// A reconnect's new connection until it is signed in and becomes `socket`, for `close`.
+    var connecting: BlockingLineSocket?
     var ready = false
     /// Counts connections: a request sent on an earlier one is sent again on the next.
     var generation = 0

@@ -50,7 +50,8 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Threads: one thread may read (`readLine`) while another writes (`send`, `sendLine`,
 /// `shutdownWrite`); the read buffer belongs to the reader alone. `close()` must not race with
 /// a call in progress on another thread (the descriptor number could be reused): to wake a
-/// blocked reader, call `shutdownWrite()` and let the peer hang up, or close from the reader.
+/// blocked reader, call `shutdownWrite()` and let the peer hang up, or `shutdownBoth()`, or
+/// close from the reader.
 public final class BlockingLineSocket: @unchecked Sendable {
     private let descriptor: Int32
     /// Guards `closed`, the only state both threads touch.
@@ -177,6 +178,14 @@ public final class BlockingLineSocket: @unchecked Sendable {
     public func shutdownWrite() {
         guard !isClosed else { return }
         Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Ends both directions without closing the descriptor: a read blocked on another thread
+    /// returns at once as if the peer had hung up, whatever the peer does. (For a peer that may
+    /// never answer, where `shutdownWrite` would wait on it.)
+    public func shutdownBoth() {
+        guard !isClosed else { return }
+        Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
     /// Closes the socket. Idempotent. See the type's note on threads.

@@ -75,6 +75,26 @@ import Testing
         #expect(client.isConnected)
     }
 
+    /// Closing a client whose reconnect waits on a server that took the connection but does not
+    /// answer its handshake ends that connection too, at once, not when the wait runs out.
+    @Test func closingDuringAReconnectsHandshakeEndsItsConnection() throws {
+        let secondHandshake = DispatchSemaphore(value: 0)
+        // The first connection is answered and then dropped; the second never answers its ping.
+        let fake = FakeServer(answersPing: { connection, _ in
+            if connection == 2 { secondHandshake.signal() }
+            return connection == 1
+        }) { _ in [FakeServer.hangUp] }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.requestTimeout = 120
+        let client = try GameClient.connect(port: fake.port, options: options)
+        _ = client.send("whoami")
+        #expect(secondHandshake.wait(timeout: .now() + 30) == .success, "no reconnect")
+        client.close()
+        #expect(fake.closings.wait(timeout: .now() + 30) == .success, "the first connection never closed")
+        #expect(fake.closings.wait(timeout: .now() + 30) == .success, "the reconnect's connection is still open")
+    }
+
     /// A connection that went dead without a word (the server restarted while this machine
     /// slept, a network dropped it) is found out by a ping after a silence, and replaced.
     @Test func aSilentConnectionIsProbedAndReplaced() throws {

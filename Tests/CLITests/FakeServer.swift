@@ -16,6 +16,8 @@ final class FakeServer: @unchecked Sendable {
     /// Set by the loop thread before `ready` is signalled, then only read.
     private var stopSender: AsyncWakeup.Sender?
     private let ready = DispatchSemaphore(value: 0)
+    /// Signalled once for every connection that closes, whichever side closed it.
+    let closings = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
     /// A server's first line, for scripts with nothing to say in it.
@@ -75,6 +77,7 @@ final class FakeServer: @unchecked Sendable {
                     }
                 }
                 send([hello] + afterHello(number))
+                connection.onClose = { [closings = self.closings] _ in closings.signal() }
                 connection.startReading()
             }
             stopper = try? AsyncWakeup(loop: loop) { [self] in
