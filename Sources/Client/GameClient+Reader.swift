@@ -101,7 +101,7 @@ extension GameClient {
         }
         state.changing { state in
             state.readerDone = true
-            for (id, entry) in state.pending where entry.outcome == nil { state.pending[id]?.settle(.failure(.closed)) }
+            for entry in state.pending.values where entry.outcome == nil { entry.settle(.failure(.closed)) }
         }
     }
 
@@ -428,7 +428,7 @@ extension GameClient {
     @discardableResult
     func resolve(id: Int, _ message: JSONValue) -> (refusedResubscribe: Bool, late: ClientEvent?) {
         state.changing { state in
-            guard var entry = state.pending[id], entry.outcome == nil else { return (false, nil) }
+            guard let entry = state.pending[id], entry.outcome == nil else { return (false, nil) }
             if entry.sentGeneration == state.generation, entry.sentAt > 0 {
                 state.noteRoundTrip(bootTimeNanoseconds() &- entry.sentAt)
             }
@@ -454,7 +454,7 @@ extension GameClient {
                     message: error?["message"]?.stringValue ?? "refused", field: error?["field"]?.stringValue))))
             }
             // Nobody will come for it: the reader's own request, or one whose caller gave up.
-            state.pending[id] = !entry.awaited || entry.abandoned ? nil : entry
+            if !entry.awaited || entry.abandoned { state.pending[id] = nil }
             let late = entry.abandoned && entry.isMutation ? entry.outcome.map { ClientEvent.lateReply(op: entry.op, args: entry.args, $0) } : nil
             return (entry.op == "subscribe" && !entry.awaited && state.resyncing && message["ok"]?.boolValue != true, late)
         }

@@ -276,10 +276,10 @@ struct PendingState: Sendable {
     var sentGeneration = -1
     /// When it was last sent (`bootTimeNanoseconds`), for `overdueReply`.
     var sentAt: UInt64 = 0
-    /// Set once, with `delivered`, when the reply comes (or the client closes first).
-    private(set) var outcome: Result<Reply, ClientError>?
-    /// The outcome as its `PendingRequest` sees it, after the client has let go of the request too.
+    /// Where the outcome is kept once the reply comes (or the client closes first): shared with
+    /// the request's `PendingRequest`, which may still ask after the client has let go of it.
     let delivered = Delivered()
+    var outcome: Result<Reply, ClientError>? { delivered.outcome }
 
     init(id: Int, op: String, args: [String: JSONValue], awaited: Bool) {
         self.id = id
@@ -289,9 +289,8 @@ struct PendingState: Sendable {
         line = JSONValue.object(args).serialized()
     }
 
-    /// Records the outcome, here and for the request's waiters. Under the client's lock.
-    mutating func settle(_ outcome: Result<Reply, ClientError>) {
-        self.outcome = outcome
+    /// Records the outcome for the request's waiters. Under the client's lock.
+    func settle(_ outcome: Result<Reply, ClientError>) {
         delivered.keep(outcome)
     }
 }
