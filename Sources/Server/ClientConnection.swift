@@ -12,30 +12,14 @@ final class ClientConnection {
     private var framer: LineFramer
     private(set) var identity: Identity?
     private(set) var hub: GameHub
-    private var subscribed = false
-    /// The version of the last view this subscriber was sent.
-    private(set) var sentVersion = 0
-    /// Set while the subscriber is over its queued-bytes bound: patches wait for a snapshot.
-    private(set) var isHoldingPatches = false
-    private var badLines = 0
+    private var subscription = Subscription.none
+    private var pipeline: RequestPipeline
     private var requestTokens: TokenBucket
     private(set) var lastActivity: UInt64
-    /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
-    private var slots: [Slot] = []
-    private var firstSlot = 0
-    /// Slots of claims not yet answered.
-    private var claimSlots: Set<Int> = []
-    /// Lines not yet started, in arrival order (see `mustWait`).
-    private var waiting = FIFO<Incoming>()
     private var isPumping = false
-    private var peerFinished = false
     private var outbound: [UInt8] = []
-    /// Paused while too much is in flight or queued; resumes once that drains.
-    private var readingPaused = false
-    /// Stopped for good (shutdown): nothing resumes it.
-    private var readingStopped = false
-    private(set) var isClosing = false
-    private var isClosed = false
+    private var phase = Phase.open
+    private var reading = Reading.on
 
     /// The peer network this connection counts against (nil for a loopback peer, not limited).
     let countedNetwork: String?
@@ -47,11 +31,27 @@ final class ClientConnection {
         self.server = server
         self.hub = hub
         self.framer = LineFramer(maxLineBytes: server.config.limits.maxLineBytes)
+        self.pipeline = RequestPipeline(maxBadLines: server.config.limits.maxBadLines)
         self.requestTokens = TokenBucket(perSecond: server.config.limits.requestsPerSecond, now: server.loop.nowMilliseconds)
         self.lastActivity = server.steadyNow
     }
 
-    var viewer: Viewer? { subscribed ? identity?.viewer : nil }
+    var viewer: Viewer? {
+        if case .none = subscription { return nil }
+        return identity?.viewer
+    }
+    /// The version of the last view this subscriber was sent; nil while its patches are held.
+    var sentVersion: Int? {
+        if case .live(let version) = subscription { return version }
+        return nil
+    }
+    /// Over its queued-bytes bound: its patches wait for a snapshot.
+    var isHoldingPatches: Bool {
+        if case .holding = subscription { return true }
+        return false
+    }
+    /// Saying goodbye, or gone: nothing more is sent.
+    var isClosing: Bool { phase >= .closing }
     var peer: String { tcp.peerDescription }
     /// Where the peer speaks from, as one party counts (`TCPConnection.peerNetwork`).
     var peerNetwork: String { tcp.peerNetwork }
@@ -99,20 +99,9 @@ final class ClientConnection {
         }
     }
 
-    /// Every line joins the queue in arrival order, refusals included, so replies
-    /// leave in request order whatever finishes first.
     private func accept(_ line: Incoming) {
-        waiting.append(line)
+        pipeline.arrive(line)
         pump()
-    }
-
-    /// Mutations pipeline. A read waits for every earlier reply, so it sees the
-    /// connection's own changes; and while a claim is unanswered everything waits,
-    /// because the claim may change who this connection is.
-    private func mustWait(_ line: Incoming) -> Bool {
-        guard case .request(let request) = line, !slots.isEmpty else { return false }
-        if case .mutation = request.operation { return !claimSlots.isEmpty }
-        return true
     }
 
     /// Lines wait unstarted, and reading pauses, while this much output waits for the peer to
@@ -127,37 +116,20 @@ final class ClientConnection {
     /// that took it whole: no drain callback comes then. Called after the turn's writes, and
     /// before `bye` at shutdown.
     func startHeldLines() {
-        if !waiting.isEmpty || readingPaused, !isOwedTooMuch { pump() }
+        if pipeline.waitingCount > 0 || reading != .on, !isOwedTooMuch { pump() }
     }
 
     /// Owed a reply: such a connection is waiting on the server, not idle. Lines held because
     /// the peer does not read what it is owed do not count: that peer is idle.
-    var hasRequestsInFlight: Bool { !slots.isEmpty || (!waiting.isEmpty && !isOwedTooMuch) }
+    var hasRequestsInFlight: Bool { pipeline.startedCount > 0 || (pipeline.waitingCount > 0 && !isOwedTooMuch) }
 
     private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
-
-    /// Gives the line its place in the reply order and starts it.
-    private func start(_ line: Incoming) {
-        switch line {
-        case .refusal(let id, let error):
-            slots.append(Slot(bytes: Wire.error(id: id, error), error: error.code))
-        case .request(let request):
-            let slot = firstSlot + slots.count
-            slots.append(Slot())
-            if case .claim = request.operation { claimSlots.insert(slot) }
-            server.handle(request, from: self, target: ReplyTarget(connection: self, slot: slot))
-        }
-    }
 
     // MARK: Replies
 
     /// Fills a reply slot; whatever is now next in order goes out.
     func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) {
-        let index = slot - firstSlot
-        guard !isClosing, index >= 0, index < slots.count else { return }
-        slots[index] = Slot(bytes: bytes, error: error)
-        // Nearly always empty: skip hashing the slot for every reply.
-        if !claimSlots.isEmpty { claimSlots.remove(slot) }
+        guard !isClosing, pipeline.fill(slot: slot, with: bytes, error: error) else { return }
         pump()
     }
 
@@ -170,28 +142,12 @@ final class ClientConnection {
         defer { isPumping = false }
         var progress = true
         while progress && !isClosing {
-            progress = false
-            var sent = 0
-            while sent < slots.count, let bytes = slots[sent].bytes {
-                queue(bytes)
-                // Bad lines in a row, counted in the order the client sees them; `ok` resets.
-                if let error = slots[sent].error {
-                    if error.isBadLine { badLines += 1 }
-                } else {
-                    badLines = 0
+            progress = pipeline.sendReady { queue($0) } > 0
+            if pipeline.hasTooManyBadLines { return sayGoodbye(.tooManyErrors) }
+            while !isClosing, !isOwedTooMuch, let started = pipeline.startNext() {
+                if case .request(let request, let slot) = started {
+                    server.handle(request, from: self, target: ReplyTarget(connection: self, slot: slot))
                 }
-                sent += 1
-                if badLines >= server.config.limits.maxBadLines { break }
-            }
-            if sent > 0 {
-                slots.removeFirst(sent)
-                firstSlot += sent
-                progress = true
-            }
-            if badLines >= server.config.limits.maxBadLines { return sayGoodbye(.tooManyErrors) }
-            while !isClosing, let next = waiting.first, !mustWait(next), !isOwedTooMuch {
-                _ = waiting.popFirst()
-                start(next)
                 progress = true
             }
         }
@@ -204,14 +160,14 @@ final class ClientConnection {
         // The end of the stream also ends a last line sent without its newline
         // (`printf ... | nc` does that): it is answered like any other.
         if framer.bufferedByteCount > 0 { received([0x0A]) }
-        peerFinished = true
+        if phase == .open { phase = .peerFinished }
         hangUpIfPeerIsDone()
     }
 
     private func hangUpIfPeerIsDone() {
-        guard peerFinished, !isClosing, slots.isEmpty, waiting.isEmpty else { return }
+        guard phase == .peerFinished, pipeline.isEmpty else { return }
         flush()
-        isClosing = true
+        phase = .closing
         tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
     }
 
@@ -219,7 +175,7 @@ final class ClientConnection {
 
     func signIn(_ identity: Identity, hub: GameHub) {
         // A claim can commit after its connection went away: nobody to sign in.
-        guard !isClosed else { return }
+        guard phase != .closed else { return }
         // Another token of the same character keeps everything: the view is the same.
         let viewChanges = hub !== self.hub || self.identity?.viewer != identity.viewer
         if viewChanges { self.hub.leave(self) }
@@ -230,7 +186,7 @@ final class ClientConnection {
         // snapshot of the new one (which names its viewer in `me`), then patches as before.
         // Not when a takeover published with the claim already revoked it: `bye` follows, and
         // nothing of the state after the takeover may reach this device.
-        if viewChanges && subscribed && !hub.holdsRevokedToken(self) {
+        if viewChanges && viewer != nil && !hub.holdsRevokedToken(self) {
             let start = subscribe(since: nil, past: nil)
             push(start.push, version: hub.durable.version)
         }
@@ -238,28 +194,25 @@ final class ClientConnection {
 
     /// `past`: the view at `since`, when it had to be rebuilt (`GameHub.subscribe`).
     func subscribe(since: Int?, past: JSONValue?) -> (mode: String, push: [UInt8]) {
-        subscribed = true
-        isHoldingPatches = false
-        let start = hub.subscribe(self, viewer: identity!.viewer, since: since, past: past)
-        sentVersion = hub.durable.version
-        return start
+        subscription = .live(sentVersion: hub.durable.version)
+        return hub.subscribe(self, viewer: identity!.viewer, since: since, past: past)
     }
 
     func unsubscribe() {
-        subscribed = false
+        subscription = .none
         hub.unsubscribe(self)
     }
 
     /// A push to a subscriber; past the queued-bytes bound it holds patches until the socket drains.
     func push(_ bytes: [UInt8], version: Int) {
-        guard subscribed, !isClosing else { return }
+        guard viewer != nil, !isClosing else { return }
         if Self.holdsPatch(backlog: tcp.queuedWriteBytes, gathered: outbound.count, incoming: bytes.count,
                            limit: server.config.limits.maxQueuedBytes) {
-            isHoldingPatches = true
+            subscription = .holding
             return
         }
         queue(bytes)
-        sentVersion = version
+        subscription = .live(sentVersion: version)
     }
 
     /// The bound is on the socket's backlog, and a hold starts only while there is one: only
@@ -278,10 +231,9 @@ final class ClientConnection {
     /// Also before the reply to its own change, which must not reach it ahead of a view that
     /// holds the change, however far behind its socket is.
     func endHoldingPatches() {
-        guard isHoldingPatches, subscribed, let identity, !isClosing else { return }
-        isHoldingPatches = false
+        guard isHoldingPatches, let identity, !isClosing else { return }
         queue(hub.snapshot(for: identity.viewer))
-        sentVersion = hub.durable.version
+        subscription = .live(sentVersion: hub.durable.version)
     }
 
     // MARK: Output
@@ -301,23 +253,24 @@ final class ClientConnection {
     }
 
     private func pauseReadingIfBusy() {
-        if !readingPaused, waiting.count + slots.count >= server.config.limits.maxPendingRequests || isOwedTooMuch {
-            readingPaused = true
+        if reading == .on, linesInFlight >= server.config.limits.maxPendingRequests || isOwedTooMuch {
+            reading = .paused
             tcp.stopReading()
         }
     }
 
     private func resumeReadingIfIdle() {
-        if readingPaused, !readingStopped, !isClosing, waiting.count + slots.count <= server.config.limits.maxPendingRequests / 2,
+        if reading == .paused, !isClosing, linesInFlight <= server.config.limits.maxPendingRequests / 2,
            tcp.queuedWriteBytes <= server.config.limits.maxQueuedBytes {
-            readingPaused = false
+            reading = .on
             tcp.startReading()
         }
     }
 
+    private var linesInFlight: Int { pipeline.waitingCount + pipeline.startedCount }
+
     func stopReading() {
-        readingStopped = true
-        readingPaused = true
+        reading = .stopped
         tcp.stopReading()
     }
 
@@ -326,32 +279,46 @@ final class ClientConnection {
         guard !isClosing else { return }
         queue(Wire.bye(reason))
         flush()
-        isClosing = true
+        phase = .closing
         tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
     }
 
     func closeNow() {
-        isClosing = true
+        if phase < .closing { phase = .closing }
         tcp.close()
     }
 
     /// The socket is gone: leave the game and answer nothing more.
     func detach() {
-        isClosed = true
-        isClosing = true
+        phase = .closed
         hub.leave(self)
     }
 }
 
-/// One line of input, in the order it arrived.
-private enum Incoming {
-    case request(Request)
-    /// Refused before it reached the game (bad JSON, bad request, too fast, too long).
-    case refusal(RequestID?, ProtocolError)
+/// Where a connection is in its life. It only moves forward.
+private enum Phase: Comparable {
+    case open
+    /// The peer half-closed: it still gets every reply it is owed, then the connection closes.
+    case peerFinished
+    /// Its last bytes are on their way out (`bye`, or the last reply); nothing more is sent.
+    case closing
+    /// The socket is gone.
+    case closed
 }
 
-/// A place in the reply order; `bytes` is nil until the reply is ready.
-private struct Slot {
-    var bytes: [UInt8]?
-    var error: ErrorCode?
+private enum Reading {
+    case on
+    /// While too much is in flight or queued; reading resumes once that drains.
+    case paused
+    /// For good (shutdown): nothing resumes it.
+    case stopped
+}
+
+/// What a connection is sent of its game's changes.
+private enum Subscription {
+    case none
+    /// Patches, each continuing the view last sent, at `sentVersion`.
+    case live(sentVersion: Int)
+    /// Over its queued-bytes bound: patches wait, and a snapshot replaces them once the socket drains.
+    case holding
 }

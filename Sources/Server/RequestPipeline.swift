@@ -1,0 +1,113 @@
+import Protocol
+
+/// One line of input, in the order it arrived.
+enum Incoming {
+    case request(Request)
+    /// Refused before it reached the game (bad JSON, bad request, too fast, too long).
+    case refusal(RequestID?, ProtocolError)
+}
+
+/// A connection's lines from arrival to reply: which line may start, and which replies may
+/// leave. Replies leave in request order whatever finishes first, so a client may pipeline.
+/// It does no I/O: `ClientConnection` starts the requests and sends the bytes, and the rules
+/// live here, where tests reach them without a socket (`RequestPipelineTests`).
+struct RequestPipeline {
+    /// Lines not yet started, in arrival order (see `mayStart`).
+    private var waiting = FIFO<Incoming>()
+    /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
+    private var slots: [Slot] = []
+    private var firstSlot = 0
+    /// Slots of claims not yet answered.
+    private var claimSlots: Set<Int> = []
+    /// Bad lines in a row, counted in the order the client sees their replies; an `ok` resets it.
+    private(set) var badLinesInARow = 0
+    let maxBadLines: Int
+
+    init(maxBadLines: Int) {
+        self.maxBadLines = maxBadLines
+    }
+
+    /// Lines that arrived and were not started yet.
+    var waitingCount: Int { waiting.count }
+    /// Lines started whose replies have not left yet.
+    var startedCount: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty && waiting.isEmpty }
+    /// The client has had its last reply it may have: `bye` is due.
+    var hasTooManyBadLines: Bool { badLinesInARow >= maxBadLines }
+
+    /// Every line joins the wait in arrival order, refusals included, so that their replies
+    /// keep their place.
+    mutating func arrive(_ line: Incoming) {
+        waiting.append(line)
+    }
+
+    /// Mutations pipeline. A read waits for every earlier reply, so it sees the connection's
+    /// own changes; and while a claim is unanswered everything waits, because the claim may
+    /// change who this connection is.
+    private func mayStart(_ line: Incoming) -> Bool {
+        guard case .request(let request) = line, !slots.isEmpty else { return true }
+        if case .mutation = request.operation { return claimSlots.isEmpty }
+        return false
+    }
+
+    /// What starting a line asks of the connection.
+    enum Started {
+        /// Refused before the game: its reply already holds its place.
+        case refused
+        /// To be answered through `fill(slot:with:error:)`.
+        case request(Request, slot: Int)
+    }
+
+    /// Takes the oldest waiting line if it may start now, and gives it its place in the reply order.
+    mutating func startNext() -> Started? {
+        guard let next = waiting.first, mayStart(next) else { return nil }
+        _ = waiting.popFirst()
+        switch next {
+        case .refusal(let id, let error):
+            slots.append(Slot(bytes: Wire.error(id: id, error), error: error.code))
+            return .refused
+        case .request(let request):
+            let slot = firstSlot + slots.count
+            slots.append(Slot())
+            if case .claim = request.operation { claimSlots.insert(slot) }
+            return .request(request, slot: slot)
+        }
+    }
+
+    /// Answers a started request. False when the slot is not one waiting for its reply.
+    mutating func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) -> Bool {
+        let index = slot - firstSlot
+        guard index >= 0, index < slots.count, slots[index].bytes == nil else { return false }
+        slots[index] = Slot(bytes: bytes, error: error)
+        // Nearly always empty: skip hashing the slot for every reply.
+        if !claimSlots.isEmpty { claimSlots.remove(slot) }
+        return true
+    }
+
+    /// Hands the replies that are next in order to `send`, oldest first, and forgets them. It
+    /// stops after the reply that brings the bad lines in a row to the limit: that client gets
+    /// `bye` next, and nothing after it. Returns how many it handed over.
+    mutating func sendReady(_ send: ([UInt8]) -> Void) -> Int {
+        var sent = 0
+        while sent < slots.count, !hasTooManyBadLines, let bytes = slots[sent].bytes {
+            send(bytes)
+            if let error = slots[sent].error {
+                if error.isBadLine { badLinesInARow += 1 }
+            } else {
+                badLinesInARow = 0
+            }
+            sent += 1
+        }
+        if sent > 0 {
+            slots.removeFirst(sent)
+            firstSlot += sent
+        }
+        return sent
+    }
+}
+
+/// A place in the reply order; `bytes` is nil until the reply is ready.
+private struct Slot {
+    var bytes: [UInt8]?
+    var error: ErrorCode?
+}

@@ -1,0 +1,142 @@
+import Protocol
+import Testing
+@testable import Server
+
+/// A connection's reply order and start rules, without a socket: what a pipelining client
+/// relies on (PROTOCOL.md, "Replies on one connection come in the order of the requests").
+@Suite struct RequestPipelineTests {
+    private static func line(_ id: Int, _ op: String, _ arguments: String = "") -> Incoming {
+        let text = #"{"id": \#(id), "op": "\#(op)"\#(arguments.isEmpty ? "" : ", " + arguments)}"#
+        switch RequestDecoder.decode(line: Array(text.utf8), maxDepth: 16) {
+        case .success(let request): return .request(request)
+        case .failure(let failure): preconditionFailure("test line does not decode: \(failure.error.message)")
+        }
+    }
+
+    private static func change(_ id: Int) -> Incoming { line(id, "adjust_points", #""delta": 1, "reason": "r""#) }
+    private static func read(_ id: Int) -> Incoming { line(id, "state") }
+    private static func claim(_ id: Int) -> Incoming { line(id, "claim", #""character": "mia", "device": "d""#) }
+    private static let badJSON = Incoming.refusal(nil, ProtocolError(.badJSON, "not JSON"))
+
+    /// Starts every line that may start now, as the connection does; returns their slots.
+    private static func startAll(_ pipeline: inout RequestPipeline) -> [Int] {
+        var slots: [Int] = []
+        while let started = pipeline.startNext() {
+            if case .request(_, let slot) = started { slots.append(slot) }
+        }
+        return slots
+    }
+
+    /// Answers a started request; `accepted` says whether the pipeline should take the answer.
+    private static func answer(_ pipeline: inout RequestPipeline, _ slot: Int, _ text: String, accepted: Bool = true,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        let filled = pipeline.fill(slot: slot, with: Array(text.utf8), error: nil)
+        #expect(filled == accepted, sourceLocation: sourceLocation)
+    }
+
+    private static func sent(_ pipeline: inout RequestPipeline) -> [String] {
+        var lines: [String] = []
+        _ = pipeline.sendReady { lines.append(String(decoding: $0, as: UTF8.self)) }
+        return lines
+    }
+
+    @Test func repliesLeaveInRequestOrderWhateverFinishesFirst() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        for id in 1...3 { pipeline.arrive(Self.change(id)) }
+        let slots = Self.startAll(&pipeline)
+        #expect(slots.count == 3)
+
+        Self.answer(&pipeline, slots[2], "third")
+        #expect(Self.sent(&pipeline).isEmpty)
+        Self.answer(&pipeline, slots[0], "first")
+        #expect(Self.sent(&pipeline) == ["first"])
+        Self.answer(&pipeline, slots[1], "second")
+        #expect(Self.sent(&pipeline) == ["second", "third"])
+        #expect(pipeline.isEmpty)
+    }
+
+    @Test func aReadStartsOnlyOnceEveryEarlierReplyHasLeft() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        pipeline.arrive(Self.change(1))
+        pipeline.arrive(Self.read(2))
+        pipeline.arrive(Self.change(3))
+        let first = Self.startAll(&pipeline)
+        #expect(first.count == 1, "the read waits, and the change behind it waits for the read")
+        #expect(pipeline.waitingCount == 2)
+
+        Self.answer(&pipeline, first[0], "one")
+        #expect(Self.startAll(&pipeline).isEmpty, "answered is not enough: the reply must have left")
+        #expect(Self.sent(&pipeline) == ["one"])
+        let second = Self.startAll(&pipeline)
+        #expect(second.count == 2, "the read starts, and the change behind it pipelines after it")
+    }
+
+    @Test func anUnansweredClaimHoldsEveryLineBehindIt() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        pipeline.arrive(Self.claim(1))
+        pipeline.arrive(Self.change(2))
+        let claimSlot = Self.startAll(&pipeline)
+        #expect(claimSlot.count == 1)
+        #expect(pipeline.waitingCount == 1, "a change does not start while the claim may change who is asking")
+
+        Self.answer(&pipeline, claimSlot[0], "claimed")
+        #expect(Self.startAll(&pipeline).count == 1, "once answered, changes pipeline behind it again")
+    }
+
+    @Test func aRefusalKeepsItsPlaceInTheReplyOrder() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        pipeline.arrive(Self.change(1))
+        pipeline.arrive(Self.badJSON)
+        pipeline.arrive(Self.change(3))
+        let slots = Self.startAll(&pipeline)
+        #expect(slots.count == 2)
+        #expect(pipeline.waitingCount == 0, "a refusal starts at once, answered")
+
+        Self.answer(&pipeline, slots[1], "three")
+        #expect(Self.sent(&pipeline).isEmpty)
+        Self.answer(&pipeline, slots[0], "one")
+        let replies = Self.sent(&pipeline)
+        #expect(replies.count == 3)
+        #expect(replies.first == "one")
+        #expect(replies[1].contains(#""bad_json""#))
+        #expect(replies.last == "three")
+    }
+
+    @Test func badLinesCountInReplyOrderAndAnOkResetsTheCount() {
+        var pipeline = RequestPipeline(maxBadLines: 3)
+        pipeline.arrive(Self.badJSON)
+        pipeline.arrive(Self.badJSON)
+        pipeline.arrive(Self.change(3))
+        pipeline.arrive(Self.badJSON)
+        let slots = Self.startAll(&pipeline)
+        #expect(Self.sent(&pipeline).count == 2)
+        #expect(pipeline.badLinesInARow == 2, "the refusal behind the unanswered change is not counted yet")
+
+        Self.answer(&pipeline, slots[0], "ok")
+        #expect(Self.sent(&pipeline).count == 2)
+        #expect(pipeline.badLinesInARow == 1)
+        #expect(!pipeline.hasTooManyBadLines)
+    }
+
+    @Test func nothingLeavesAfterTheReplyThatReachesTheBadLineLimit() {
+        var pipeline = RequestPipeline(maxBadLines: 3)
+        for _ in 1...5 { pipeline.arrive(Self.badJSON) }
+        _ = Self.startAll(&pipeline)
+        #expect(Self.sent(&pipeline).count == 3)
+        #expect(pipeline.hasTooManyBadLines)
+        #expect(Self.sent(&pipeline).isEmpty, "bye comes next, and nothing after it")
+    }
+
+    @Test func aSlotIsAnsweredOnceAndOnlyWhileItWaits() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        pipeline.arrive(Self.change(1))
+        pipeline.arrive(Self.change(2))
+        let slots = Self.startAll(&pipeline)
+        Self.answer(&pipeline, slots[1], "first answer")
+        Self.answer(&pipeline, slots[1], "second answer", accepted: false)
+        Self.answer(&pipeline, slots[1] + 1, "never started", accepted: false)
+        Self.answer(&pipeline, slots[0], "one")
+        #expect(Self.sent(&pipeline) == ["one", "first answer"])
+        Self.answer(&pipeline, slots[0], "already sent", accepted: false)
+    }
+}
