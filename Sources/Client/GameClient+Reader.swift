@@ -188,9 +188,7 @@ extension GameClient {
         }
         guard Double(now &- heard) / 1e9 >= options.silenceBeforeProbe, state.withLock({ $0.ready }) else { return nil }
         probedAt = now
-        // From a thread of its own, as `keepAliveIfIdle` explains.
-        let client = self
-        Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
+        sendForReader("ping")
         return nil
     }
 
@@ -216,8 +214,6 @@ extension GameClient {
 
     /// A server with an idle timeout says goodbye to a connection that sends nothing for that
     /// long; a person watching the game is not idle, so past half of it the client pings.
-    /// Sent from a thread of its own: sending takes the write lock, which a caller blocked in a
-    /// full socket may hold until this reader drains the connection.
     private func keepAliveIfIdle() {
         let due = state.withLock { state -> Bool in
             let now = bootTimeNanoseconds()
@@ -225,9 +221,7 @@ extension GameClient {
             state.lastSentAt = now  // one ping on its way is enough
             return true
         }
-        guard due else { return }
-        let client = self
-        Thread.detachNewThread { client.submit("ping", [:], awaited: false) }
+        if due { sendForReader("ping") }
     }
 
     func drop(_ connection: BlockingLineSocket, reason: String) {
@@ -405,7 +399,7 @@ extension GameClient {
         let resolved = resolve(id: id, message)
         if resolved.refusedResubscribe {
             // The resubscribe that cures a gap was refused: ask again, or the mirror would stay frozen.
-            resubscribeInBackground()
+            sendForReader("subscribe")
         }
         if let late = resolved.late { emit([late]) }
         return nil
@@ -512,16 +506,8 @@ extension GameClient {
             return (events, resubscribe)
         }
         // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
-        if resubscribe { resubscribeInBackground() }
+        if resubscribe { sendForReader("subscribe") }
         emit(events)
-    }
-
-    /// Sends the reader's own `subscribe` from another thread: the reader must never wait for
-    /// the write lock, since a sender holding it may be blocked on a socket that only drains
-    /// while the reader keeps reading.
-    func resubscribeInBackground() {
-        let client = self
-        Thread.detachNewThread { client.submit("subscribe", [:], awaited: false) }
     }
 
     func emit(_ events: [ClientEvent]) {

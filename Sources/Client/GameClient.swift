@@ -36,7 +36,9 @@ public struct ClientOptions: Sendable {
 /// every request still waiting for its reply (mutations keep their original idempotency key, so
 /// each is applied exactly once). Any thread may call `send`/`request`; they block only the
 /// caller. Everything the threads share is one `ClientState` behind one lock (`state`); a
-/// separate write lock keeps lines whole and in order (lock order: write lock, then state).
+/// separate write lock keeps lines whole and in order (lock order: write lock, then state). The
+/// reader's own requests (pings, a resubscribe) go out from a serial dispatch queue, so that the
+/// reader never waits for the write lock.
 /// Observers run on the reader thread and must not wait for a reply (the reader could not read
 /// it): hand work to another thread instead.
 public final class GameClient: Sendable {
@@ -48,6 +50,10 @@ public final class GameClient: Sendable {
     let writeLock = NSLock()
     /// What the reader and the callers share; `changing` also wakes the threads waiting on it.
     let state = Guarded(ClientState())
+    /// The reader's own requests (pings, a resubscribe) are sent from here, in order: the reader
+    /// must never wait for the write lock, which a sender blocked on a full socket may hold until
+    /// the reader drains the connection.
+    private let readerSends = DispatchQueue(label: "bq.client.reader-sends")
 
     private init(host: String, port: Int, options: ClientOptions) {
         self.host = host
@@ -212,6 +218,12 @@ public final class GameClient: Sendable {
         let entry = PendingState(id: id, op: op, args: fields, awaited: awaited)
         enqueue(entry)
         return entry
+    }
+
+    /// Sends one of the reader's own requests without waiting for the write lock (`readerSends`).
+    func sendForReader(_ op: String) {
+        let client = self
+        readerSends.async { client.submit(op, [:], awaited: false) }
     }
 
     func takeID() -> Int {
