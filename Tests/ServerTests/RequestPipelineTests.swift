@@ -1,4 +1,6 @@
+import JSON
 import Protocol
+import SeededRandom
 import Testing
 @testable import Server
 
@@ -138,5 +140,72 @@ import Testing
         Self.answer(&pipeline, slots[0], "one")
         #expect(Self.sent(&pipeline) == ["one", "first answer"])
         Self.answer(&pipeline, slots[0], "already sent", accepted: false)
+    }
+
+    /// Random interleavings of arrivals, starts, answers in any order and sends: every line is
+    /// answered exactly once, in arrival order; a read starts only with no earlier reply still
+    /// to leave, and nothing starts behind an unanswered claim.
+    @Test(arguments: 1...40 as ClosedRange<UInt64>) func randomInterleavingsKeepTheOrderAndTheStartRules(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        var pipeline = RequestPipeline(maxBadLines: Int.max)
+        var arrived = 0
+        var unanswered: [(slot: Int, id: Int)] = []
+        var claimsUnanswered: Set<Int> = []
+        var sent: [Int] = []
+
+        func startAll() {
+            while true {
+                let repliesAhead = pipeline.startedCount
+                guard let started = pipeline.startNext() else { return }
+                guard case .request(let request, let slot) = started, case .int(let id) = request.id else { continue }
+                switch request.operation {
+                case .mutation:
+                    #expect(claimsUnanswered.isEmpty, "seed \(seed): change \(id) started behind a claim")
+                case .claim:
+                    #expect(repliesAhead == 0, "seed \(seed): claim \(id) started behind earlier replies")
+                    claimsUnanswered.insert(id)
+                default:
+                    #expect(repliesAhead == 0, "seed \(seed): read \(id) started behind earlier replies")
+                }
+                unanswered.append((slot, id))
+            }
+        }
+        func answerOne() {
+            guard !unanswered.isEmpty else { return }
+            let (slot, id) = unanswered.remove(at: random.below(unanswered.count))
+            claimsUnanswered.remove(id)
+            Self.answer(&pipeline, slot, "\(id)")
+        }
+        func send() throws {
+            var replies: [[UInt8]] = []
+            _ = pipeline.sendReady { replies.append($0) }
+            for reply in replies {
+                if let id = Int(String(decoding: reply, as: UTF8.self)) {
+                    sent.append(id)
+                } else {
+                    sent.append(try #require(try JSONParser.parse(reply)["id"]?.intValue))
+                }
+            }
+        }
+
+        for _ in 0..<200 {
+            switch random.int(1...10) {
+            case 1...4:
+                arrived += 1
+                pipeline.arrive(random.weighted([
+                    (5, Self.change(arrived)), (2, Self.read(arrived)), (1, Self.claim(arrived)),
+                    (1, Incoming.refusal(.int(arrived), ProtocolError(.badRequest, "refused"))),
+                ]))
+            case 5...6: startAll()
+            case 7...8: answerOne()
+            default: try send()
+            }
+        }
+        while !pipeline.isEmpty {
+            startAll()
+            while !unanswered.isEmpty { answerOne() }
+            try send()
+        }
+        #expect(sent == (0..<arrived).map { $0 + 1 }, "seed \(seed)")
     }
 }
