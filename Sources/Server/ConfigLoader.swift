@@ -99,9 +99,9 @@ public enum ConfigLoader {
     }
 
     /// The `BQ_` variables of `environment` that name no setting (a misspelt one is otherwise
-    /// ignored without a word), less those the `bq` clients read.
-    public static func unknownVariables(in environment: [String: String]) -> [String] {
-        let known = Set(settings.map(\.environment)).union(["BQ_PLAIN_INPUT"])
+    /// ignored without a word), less `readElsewhere`, those other parts of the program read.
+    public static func unknownVariables(in environment: [String: String], readElsewhere: Set<String> = []) -> [String] {
+        let known = Set(settings.map(\.environment)).union(readElsewhere)
         return environment.keys.filter { $0.hasPrefix("BQ_") && !known.contains($0) }.sorted()
     }
 

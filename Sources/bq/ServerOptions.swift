@@ -17,7 +17,8 @@ struct DataOptions: ParsableArguments {
             let config = try settings(flags: flags)
             // A misspelt variable would otherwise be ignored without a word (a `BQ_DATA` typo
             // reads the default directory).
-            for name in ConfigLoader.unknownVariables(in: ProcessInfo.processInfo.environment) {
+            let environment = ProcessInfo.processInfo.environment
+            for name in ConfigLoader.unknownVariables(in: environment, readElsewhere: [Terminal.plainInputVariable]) {
                 try? FileHandle.standardError.write(contentsOf: Data(
                     "bq \(command): warning: \(name) is set but is no setting (docs/configuration.md lists them): ignored\n".utf8))
             }

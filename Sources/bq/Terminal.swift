@@ -52,8 +52,10 @@ final class Terminal: @unchecked Sendable {
     static let editsLines: Bool = {
         let environment = ProcessInfo.processInfo.environment
         return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && environment["TERM"] != "dumb"
-            && (environment["BQ_PLAIN_INPUT"] ?? "").isEmpty
+            && (environment[plainInputVariable] ?? "").isEmpty
     }()
+
+    static let plainInputVariable = "BQ_PLAIN_INPUT"
 
     func line(_ text: String = "") {
         lock.lock()

@@ -304,8 +304,11 @@ import UV
         let (_, on) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/on", environment: ["BQ_CLAIMS_NEED_PIN": "1"],
                                                 logLevel: "notice")
         #expect(on.contains("claims_need_pin is on"), "\(on)")
-        let (_, off) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/off", environment: [:], logLevel: "notice")
+        // `BQ_PLAIN_INPUT` is the clients' (a shell that sets it for `bq play` starts servers too).
+        let (_, off) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/off", environment: ["BQ_PLAIN_INPUT": "1"],
+                                                 logLevel: "notice")
         #expect(!off.contains("claims_need_pin"), "\(off)")
+        #expect(!off.contains("warning"), "\(off)")
         // Misspelt, it would be ignored without a word: it is named.
         let (_, typo) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/typo", environment: ["BQ_CLAIM_NEED_PIN": "1"],
                                                   logLevel: "notice")
