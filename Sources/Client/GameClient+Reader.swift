@@ -225,6 +225,8 @@ extension GameClient {
     }
 
     func drop(_ connection: BlockingLineSocket, reason: String) {
+        // As in `close`: a sender blocked on this connection would otherwise keep the lock.
+        connection.shutdownBoth()
         writeLock.lock()
         let quiet = state.withLock { state in
             state.ready = false
@@ -398,8 +400,10 @@ extension GameClient {
         if id == awaiting { return message }
         let resolved = resolve(id: id, message)
         if resolved.refusedResubscribe {
-            // The resubscribe that cures a gap was refused: ask again, or the mirror would stay frozen.
-            sendForReader("subscribe")
+            // The resubscribe that cures a gap was refused: ask again, or the mirror would stay
+            // frozen; not at once, since a refusal for speed (`rate_limited`) would only repeat.
+            // Unless a reconnect, or the caller's `unsubscribe`, has ended the resync meanwhile.
+            sendForReader("subscribe", after: 0.25, unless: { !$0.resyncing || !$0.subscribed })
         }
         if let late = resolved.late { emit([late]) }
         return nil
@@ -438,7 +442,9 @@ extension GameClient {
                         state.savedCredentials = .adminKey(key, game: entry.args["game"]?.stringValue)
                     }
                 case "subscribe": state.subscribed = true
-                case "unsubscribe": state.subscribed = false
+                case "unsubscribe":
+                    state.subscribed = false
+                    state.resyncing = false
                 default: break
                 }
             } else {

@@ -150,6 +150,9 @@ public final class GameClient: Sendable {
     /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
     /// Call it when done: the reader thread keeps the client alive until then.
     public func close() {
+        // A sender blocked on a peer that stopped reading holds the write lock: ending the
+        // socket's sending side first fails its send at once.
+        state.withLock { $0.socket }?.shutdownWrite()
         writeLock.lock()
         let (wasClosing, current, connecting) = state.changing { state in
             defer { state.closing = true }
@@ -220,10 +223,15 @@ public final class GameClient: Sendable {
         return entry
     }
 
-    /// Sends one of the reader's own requests without waiting for the write lock (`readerSends`).
-    func sendForReader(_ op: String) {
+    /// Sends one of the reader's own requests without waiting for the write lock (`readerSends`),
+    /// `after` seconds from now, `unless` the state by then says it is no longer wanted.
+    func sendForReader(_ op: String, after delay: TimeInterval = 0,
+                       unless unwanted: (@Sendable (ClientState) -> Bool)? = nil) {
         let client = self
-        readerSends.async { client.submit(op, [:], awaited: false) }
+        readerSends.asyncAfter(deadline: .now() + delay) {
+            if let unwanted, client.state.withLock({ unwanted($0) }) { return }
+            client.submit(op, [:], awaited: false)
+        }
     }
 
     func takeID() -> Int {

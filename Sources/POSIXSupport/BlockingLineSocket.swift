@@ -176,16 +176,24 @@ public final class BlockingLineSocket: @unchecked Sendable {
 
     /// Sends FIN: the peer reads EOF after what was sent; reading still works.
     public func shutdownWrite() {
-        guard !isClosed else { return }
-        Glibc.shutdown(descriptor, Int32(SHUT_WR))
+        shutdown(Int32(SHUT_WR))
     }
 
     /// Ends both directions without closing the descriptor: a read blocked on another thread
     /// returns at once as if the peer had hung up, whatever the peer does. (For a peer that may
     /// never answer, where `shutdownWrite` would wait on it.)
     public func shutdownBoth() {
-        guard !isClosed else { return }
-        Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+        shutdown(Int32(SHUT_RDWR))
+    }
+
+    /// Under the lock that `close` takes, so that another thread's `close` cannot hand the
+    /// descriptor's number to a new file between the check and the call. `shutdown` does not
+    /// block, and it wakes a `send` or `recv` blocked on the socket on another thread.
+    private func shutdown(_ how: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        Glibc.shutdown(descriptor, how)
     }
 
     /// Closes the socket. Idempotent. See the type's note on threads.

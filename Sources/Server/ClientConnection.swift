@@ -40,7 +40,8 @@ final class ClientConnection {
         if case .none = subscription { return nil }
         return identity?.viewer
     }
-    /// The version of the last view this subscriber was sent; nil while its patches are held.
+    /// The version of the view this subscriber was last sent; nil when it is not subscribed, or
+    /// while its patches are held.
     var sentVersion: Int? {
         if case .live(let version) = subscription { return version }
         return nil
@@ -50,7 +51,7 @@ final class ClientConnection {
         if case .holding = subscription { return true }
         return false
     }
-    /// Saying goodbye, or gone: nothing more is sent.
+    /// Hanging up, or gone: nothing more is sent or answered.
     var isClosing: Bool { phase >= .closing }
     var peer: String { tcp.peerDescription }
     /// Where the peer speaks from, as one party counts (`TCPConnection.peerNetwork`).
@@ -116,12 +117,12 @@ final class ClientConnection {
     /// that took it whole: no drain callback comes then. Called after the turn's writes, and
     /// before `bye` at shutdown.
     func startHeldLines() {
-        if pipeline.waitingCount > 0 || reading != .on, !isOwedTooMuch { pump() }
+        if !isClosing, pipeline.waitingCount > 0 || reading != .on, !isOwedTooMuch { pump() }
     }
 
     /// Owed a reply: such a connection is waiting on the server, not idle. Lines held because
     /// the peer does not read what it is owed do not count: that peer is idle.
-    var hasRequestsInFlight: Bool { pipeline.startedCount > 0 || (pipeline.waitingCount > 0 && !isOwedTooMuch) }
+    var hasRequestsInFlight: Bool { pipeline.unsentReplyCount > 0 || (pipeline.waitingCount > 0 && !isOwedTooMuch) }
 
     private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
 
@@ -129,7 +130,10 @@ final class ClientConnection {
 
     /// Fills a reply slot; whatever is now next in order goes out.
     func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) {
-        guard !isClosing, pipeline.fill(slot: slot, with: bytes, error: error) else { return }
+        guard !isClosing else { return }
+        guard pipeline.fill(slot: slot, with: bytes, error: error) else {
+            return assertionFailure("connection \(number): reply slot \(slot) answered twice, or never handed out")
+        }
         pump()
     }
 
@@ -142,7 +146,11 @@ final class ClientConnection {
         defer { isPumping = false }
         var progress = true
         while progress && !isClosing {
-            progress = pipeline.sendReady { queue($0) } > 0
+            progress = false
+            while let reply = pipeline.nextReply() {
+                queue(reply)
+                progress = true
+            }
             if pipeline.hasTooManyBadLines { return sayGoodbye(.tooManyErrors) }
             while !isClosing, !isOwedTooMuch, let started = pipeline.startNext() {
                 if case .request(let request, let slot) = started {
@@ -160,14 +168,18 @@ final class ClientConnection {
         // The end of the stream also ends a last line sent without its newline
         // (`printf ... | nc` does that): it is answered like any other.
         if framer.bufferedByteCount > 0 { received([0x0A]) }
-        if phase == .open { phase = .peerFinished }
+        phase.advance(to: .peerFinished)
         hangUpIfPeerIsDone()
     }
 
     private func hangUpIfPeerIsDone() {
-        guard phase == .peerFinished, pipeline.isEmpty else { return }
+        if phase == .peerFinished, pipeline.isEmpty { hangUp() }
+    }
+
+    /// What is queued goes out, then the FIN (`TCPConnection.closeAfterFlush`).
+    private func hangUp() {
         flush()
-        phase = .closing
+        phase.advance(to: .closing)
         tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
     }
 
@@ -253,21 +265,19 @@ final class ClientConnection {
     }
 
     private func pauseReadingIfBusy() {
-        if reading == .on, linesInFlight >= server.config.limits.maxPendingRequests || isOwedTooMuch {
+        if reading == .on, pipeline.count >= server.config.limits.maxPendingRequests || isOwedTooMuch {
             reading = .paused
             tcp.stopReading()
         }
     }
 
     private func resumeReadingIfIdle() {
-        if reading == .paused, !isClosing, linesInFlight <= server.config.limits.maxPendingRequests / 2,
+        if reading == .paused, !isClosing, pipeline.count <= server.config.limits.maxPendingRequests / 2,
            tcp.queuedWriteBytes <= server.config.limits.maxQueuedBytes {
             reading = .on
             tcp.startReading()
         }
     }
-
-    private var linesInFlight: Int { pipeline.waitingCount + pipeline.startedCount }
 
     func stopReading() {
         reading = .stopped
@@ -278,19 +288,17 @@ final class ClientConnection {
     func sayGoodbye(_ reason: Wire.ByeReason) {
         guard !isClosing else { return }
         queue(Wire.bye(reason))
-        flush()
-        phase = .closing
-        tcp.closeAfterFlush(lingerMilliseconds: server.config.lingerMilliseconds)
+        hangUp()
     }
 
     func closeNow() {
-        if phase < .closing { phase = .closing }
+        phase.advance(to: .closing)
         tcp.close()
     }
 
     /// The socket is gone: leave the game and answer nothing more.
     func detach() {
-        phase = .closed
+        phase.advance(to: .closed)
         hub.leave(self)
     }
 }
@@ -304,6 +312,8 @@ private enum Phase: Comparable {
     case closing
     /// The socket is gone.
     case closed
+
+    mutating func advance(to later: Phase) { self = max(self, later) }
 }
 
 private enum Reading {
@@ -317,7 +327,10 @@ private enum Reading {
 /// What a connection is sent of its game's changes.
 private enum Subscription {
     case none
-    /// Patches, each continuing the view last sent, at `sentVersion`.
+    /// Patches, each continuing the view last sent, at `sentVersion`. A new subscriber counts
+    /// as sent its first view when its `subscribe` starts: that push leaves with the reply,
+    /// ahead of any later patch, because a read starts only once every earlier reply has left
+    /// (`RequestPipeline.mayStart`).
     case live(sentVersion: Int)
     /// Over its queued-bytes bound: patches wait, and a snapshot replaces them once the socket drains.
     case holding

@@ -11,6 +11,12 @@ struct FIFO<Element> {
     /// The queued elements, front first.
     var elements: ArraySlice<Element> { storage[head...] }
 
+    /// The element `offset` places behind the front.
+    subscript(offset: Int) -> Element {
+        get { storage[head + offset] }
+        set { storage[head + offset] = newValue }
+    }
+
     mutating func append(_ element: Element) { storage.append(element) }
 
     mutating func popFirst() -> Element? {

@@ -136,8 +136,7 @@ final class GameHub {
         // that point in the order. (Its connections get `bye` when the change commits.)
         if case .character(let id, let tokenHash)? = identity,
            speculative.characters[id]?.tokenHashes.contains(tokenHash) != true {
-            return refuse(request, ProtocolError(.unauthenticated,
-                "This session's token no longer works: the character was taken over or unclaimed"), target: target)
+            return refuse(request, ProtocolError(.unauthenticated, Self.revokedTokenMessage), target: target)
         }
         let key = request.idem.flatMap { key in identity.map { IdempotencyKey(owner: $0.idempotencyOwner, key: key) } }
         // Stored and compared as a digest: short rows in the log, small entries in memory.
@@ -468,6 +467,8 @@ final class GameHub {
     private func revokeStaleTokens() {
         for connection in members.values where holdsRevokedToken(connection) { connection.sayGoodbye(.unclaimed) }
     }
+
+    static let revokedTokenMessage = "This session's token no longer works: the character was taken over or unclaimed"
 
     /// Signed in with a token the game no longer knows.
     func holdsRevokedToken(_ connection: ClientConnection) -> Bool {

@@ -71,6 +71,12 @@ extension GameServer {
 
     private func handleSignedIn(_ request: Request, identity: Identity, connection: ClientConnection, target: ReplyTarget) {
         let hub = connection.hub
+        // A request queued behind this connection's own can start in the publish of the takeover
+        // or unclaim that ended its token, before the `bye` goes out: it must see nothing of the
+        // game from there on. (A change decided later than that is refused by `GameHub.submit`.)
+        if hub.holdsRevokedToken(connection) {
+            return target.error(request.id, ProtocolError(.unauthenticated, GameHub.revokedTokenMessage))
+        }
         let version = hub.durable.version
         switch request.operation {
         case .whoami:

@@ -15,7 +15,7 @@ struct RequestPipeline {
     /// Lines not yet started, in arrival order (see `mayStart`).
     private var waiting = FIFO<Incoming>()
     /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
-    private var slots: [Slot] = []
+    private var slots = FIFO<Slot>()
     private var firstSlot = 0
     /// Slots of claims not yet answered.
     private var claimSlots: Set<Int> = []
@@ -24,13 +24,16 @@ struct RequestPipeline {
     let maxBadLines: Int
 
     init(maxBadLines: Int) {
+        precondition(maxBadLines >= 1, "a client gets at least one reply before it is told it sent too many bad lines")
         self.maxBadLines = maxBadLines
     }
 
     /// Lines that arrived and were not started yet.
     var waitingCount: Int { waiting.count }
-    /// Lines started whose replies have not left yet.
-    var startedCount: Int { slots.count }
+    /// Lines started (refusals included) whose replies have not left yet, answered or not.
+    var unsentReplyCount: Int { slots.count }
+    /// Every line between its arrival and its reply's leaving.
+    var count: Int { waiting.count + slots.count }
     var isEmpty: Bool { slots.isEmpty && waiting.isEmpty }
     /// The client has had its last reply it may have: `bye` is due.
     var hasTooManyBadLines: Bool { badLinesInARow >= maxBadLines }
@@ -41,9 +44,11 @@ struct RequestPipeline {
         waiting.append(line)
     }
 
-    /// Mutations pipeline. A read waits for every earlier reply, so it sees the connection's
-    /// own changes; and while a claim is unanswered everything waits, because the claim may
-    /// change who this connection is.
+    /// Mutations pipeline. A read waits for every earlier reply to have left, so it sees the
+    /// connection's own changes, and a `subscribe`'s first push leaves before any later patch
+    /// (the connection counts the subscriber as sent that version at once). While a claim is
+    /// unanswered everything waits, because the claim may change who this connection is; the
+    /// other sign-ins, `auth` and `admin`, are reads, answered at once.
     private func mayStart(_ line: Incoming) -> Bool {
         guard case .request(let request) = line, !slots.isEmpty else { return true }
         if case .mutation = request.operation { return claimSlots.isEmpty }
@@ -74,7 +79,8 @@ struct RequestPipeline {
         }
     }
 
-    /// Answers a started request. False when the slot is not one waiting for its reply.
+    /// Answers a started request. False when the slot is not one waiting for its reply: it
+    /// was answered already, or never handed out.
     mutating func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) -> Bool {
         let index = slot - firstSlot
         guard index >= 0, index < slots.count, slots[index].bytes == nil else { return false }
@@ -84,25 +90,18 @@ struct RequestPipeline {
         return true
     }
 
-    /// Hands the replies that are next in order to `send`, oldest first, and forgets them. It
-    /// stops after the reply that brings the bad lines in a row to the limit: that client gets
-    /// `bye` next, and nothing after it. Returns how many it handed over.
-    mutating func sendReady(_ send: ([UInt8]) -> Void) -> Int {
-        var sent = 0
-        while sent < slots.count, !hasTooManyBadLines, let bytes = slots[sent].bytes {
-            send(bytes)
-            if let error = slots[sent].error {
-                if error.isBadLine { badLinesInARow += 1 }
-            } else {
-                badLinesInARow = 0
-            }
-            sent += 1
+    /// The next reply in order, if it is ready, taken out to be sent. None after the reply that
+    /// brings the bad lines in a row to the limit: that client gets `bye` next, and nothing else.
+    mutating func nextReply() -> [UInt8]? {
+        guard !hasTooManyBadLines, let head = slots.first, let bytes = head.bytes else { return nil }
+        _ = slots.popFirst()
+        firstSlot += 1
+        if let error = head.error {
+            if error.isBadLine { badLinesInARow += 1 }
+        } else {
+            badLinesInARow = 0
         }
-        if sent > 0 {
-            slots.removeFirst(sent)
-            firstSlot += sent
-        }
-        return sent
+        return bytes
     }
 }
 

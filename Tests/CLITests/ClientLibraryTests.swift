@@ -75,6 +75,37 @@ import Testing
         #expect(client.isConnected)
     }
 
+    /// A server that stopped reading leaves a large request's send blocked, holding the client's
+    /// write lock; closing the client must still end (the player's `quit`), not wait on it.
+    @Test func closeEndsWhileASendIsBlockedOnAServerThatStoppedReading() throws {
+        let release = DispatchSemaphore(value: 0)
+        let fake = FakeServer { request in
+            // The fake's loop stops here, and with it its reading.
+            if request["op"] == "whoami" { _ = release.wait(timeout: .now() + 60) }
+            return []
+        }
+        defer {
+            release.signal()
+            fake.stop()
+        }
+        let client = try GameClient.connect(port: fake.port, options: fastOptions())
+        _ = client.send("whoami")
+        let sending = DispatchSemaphore(value: 0)
+        client.onLine { line, outgoing in
+            if outgoing, line.count > 1_000_000 { sending.signal() }
+        }
+        // Far more than the kernel buffers on both ends take.
+        let large = String(repeating: "x", count: 64 << 20)
+        Thread.detachNewThread { _ = client.send("ping", ["padding": .string(large)]) }
+        #expect(sending.wait(timeout: .now() + 30) == .success, "the large request was never sent")
+        let closed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            client.close()
+            closed.signal()
+        }
+        #expect(closed.wait(timeout: .now() + 30) == .success, "close() waited on the blocked send")
+    }
+
     /// Closing a client whose reconnect waits on a server that took the connection but does not
     /// answer its handshake ends that connection too, at once, not when the wait runs out.
     @Test func closingDuringAReconnectsHandshakeEndsItsConnection() throws {

@@ -38,7 +38,7 @@ import Testing
 
     private static func sent(_ pipeline: inout RequestPipeline) -> [String] {
         var lines: [String] = []
-        _ = pipeline.sendReady { lines.append(String(decoding: $0, as: UTF8.self)) }
+        while let reply = pipeline.nextReply() { lines.append(String(decoding: reply, as: UTF8.self)) }
         return lines
     }
 
@@ -143,19 +143,22 @@ import Testing
     }
 
     /// Random interleavings of arrivals, starts, answers in any order and sends: every line is
-    /// answered exactly once, in arrival order; a read starts only with no earlier reply still
-    /// to leave, and nothing starts behind an unanswered claim.
+    /// answered exactly once, in arrival order, up to the reply that reaches the bad-line limit;
+    /// a read starts only with no earlier reply still to leave, and nothing starts behind an
+    /// unanswered claim.
     @Test(arguments: 1...40 as ClosedRange<UInt64>) func randomInterleavingsKeepTheOrderAndTheStartRules(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        var pipeline = RequestPipeline(maxBadLines: Int.max)
+        let maxBadLines = random.chance(50) ? random.int(1...4) : Int.max
+        var pipeline = RequestPipeline(maxBadLines: maxBadLines)
         var arrived = 0
+        var refused: Set<Int> = []
         var unanswered: [(slot: Int, id: Int)] = []
         var claimsUnanswered: Set<Int> = []
         var sent: [Int] = []
 
         func startAll() {
             while true {
-                let repliesAhead = pipeline.startedCount
+                let repliesAhead = pipeline.unsentReplyCount
                 guard let started = pipeline.startNext() else { return }
                 guard case .request(let request, let slot) = started, case .int(let id) = request.id else { continue }
                 switch request.operation {
@@ -177,9 +180,7 @@ import Testing
             Self.answer(&pipeline, slot, "\(id)")
         }
         func send() throws {
-            var replies: [[UInt8]] = []
-            _ = pipeline.sendReady { replies.append($0) }
-            for reply in replies {
+            while let reply = pipeline.nextReply() {
                 if let id = Int(String(decoding: reply, as: UTF8.self)) {
                     sent.append(id)
                 } else {
@@ -192,20 +193,34 @@ import Testing
             switch random.int(1...10) {
             case 1...4:
                 arrived += 1
-                pipeline.arrive(random.weighted([
+                let line = random.weighted([
                     (5, Self.change(arrived)), (2, Self.read(arrived)), (1, Self.claim(arrived)),
-                    (1, Incoming.refusal(.int(arrived), ProtocolError(.badRequest, "refused"))),
-                ]))
+                    (2, Incoming.refusal(.int(arrived), ProtocolError(.badRequest, "refused"))),
+                ])
+                if case .refusal = line { refused.insert(arrived) }
+                pipeline.arrive(line)
             case 5...6: startAll()
             case 7...8: answerOne()
             default: try send()
             }
         }
-        while !pipeline.isEmpty {
+        var rounds = 0
+        while !pipeline.isEmpty && !pipeline.hasTooManyBadLines {
+            rounds += 1
+            try #require(rounds <= arrived + 1, "seed \(seed): the pipeline stopped moving")
             startAll()
             while !unanswered.isEmpty { answerOne() }
             try send()
         }
-        #expect(sent == (0..<arrived).map { $0 + 1 }, "seed \(seed)")
+
+        // Every line in arrival order, to the one whose refusal makes the limit's run of bad lines.
+        var expected: [Int] = []
+        var badInARow = 0
+        for id in 1..<(arrived + 1) where badInARow < maxBadLines {
+            expected.append(id)
+            badInARow = refused.contains(id) ? badInARow + 1 : 0
+        }
+        #expect(sent == expected, "seed \(seed)")
+        #expect(pipeline.hasTooManyBadLines == (badInARow >= maxBadLines), "seed \(seed)")
     }
 }

@@ -47,6 +47,43 @@ import Testing
         #expect(types.last == "character_claimed")
     }
 
+    /// A read queued behind the old device's change starts once that change is answered, which
+    /// is when the takeover it was decided after is published, before the `bye` goes out: the
+    /// token no longer works then, for reads as for changes. (Answered, the read would show the
+    /// game as of the takeover's publish, and whatever else committed with it.)
+    @Test func aReadStartedAfterATakeoverOfItsTokenIsRefused() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
+        defer { try? server.stop() }
+        let oldDevice = try server.connect()
+        oldDevice.label = "old device"
+        try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
+        let newDevice = try server.connect()
+        let admin = try server.connect()
+        try admin.signInAsAdmin()
+        let before = try admin.currentVersion()
+
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
+        try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
+        // One write: the read waits for the change ahead of it, which is refused at its place in
+        // the order and answered with the takeover once that is on disk.
+        try oldDevice.sendRaw(Array((#"{"id":700,"op":"adjust_points","delta":1,"reason":"r"}"# + "\n"
+            + #"{"id":701,"op":"state"}"# + "\n" + #"{"id":702,"op":"whoami"}"# + "\n").utf8))
+
+        try locker.executeForTesting("ROLLBACK")
+        #expect(try newDevice.reply(to: takeover)["ok"] == true)
+        #expect(try oldDevice.reply(to: 700).errorCode == "unauthenticated")
+        let read = try oldDevice.reply(to: 701)
+        #expect(read.errorCode == "unauthenticated", "\(read.serialized())")
+        #expect(try oldDevice.reply(to: 702).errorCode == "unauthenticated")
+        #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+    }
+
     /// A device cut off by an unclaim gets its `bye`, and nothing of what was published with
     /// the unclaim: here a new gift's content, which the organizer it no longer is would have
     /// seen. The two are decided in one loop turn, so their outcomes come back together.
