@@ -48,11 +48,25 @@ struct RequestPipeline {
     /// connection's own changes, and a `subscribe`'s first push leaves before any later patch
     /// (the connection counts the subscriber as sent that version at once). While a claim is
     /// unanswered everything waits, because the claim may change who this connection is; the
-    /// other sign-ins, `auth` and `admin`, are reads, answered at once.
+    /// other sign-ins, `auth` and `admin`, are reads, answered at once. A change never starts
+    /// once the refusals ahead of it make `bye` certain before its reply: it could commit, and
+    /// its client would never hear of it.
     private func mayStart(_ line: Incoming) -> Bool {
         guard case .request(let request) = line, !slots.isEmpty else { return true }
-        if case .mutation = request.operation { return claimSlots.isEmpty }
+        if case .mutation = request.operation { return claimSlots.isEmpty && knownBadLinesAhead < maxBadLines }
         return false
+    }
+
+    /// The bad lines in a row that the client will have been sent just before the next line's
+    /// reply, counting only the replies already known: one still unanswered may be an `ok`,
+    /// which resets the count. (Refusals of other kinds neither count nor reset.)
+    private var knownBadLinesAhead: Int {
+        var run = 0
+        for index in stride(from: slots.count - 1, through: 0, by: -1) {
+            guard slots[index].bytes != nil, let error = slots[index].error else { return run }
+            if error.isBadLine { run += 1 }
+        }
+        return run + badLinesInARow
     }
 
     /// What starting a line asks of the connection.
@@ -63,9 +77,10 @@ struct RequestPipeline {
         case request(Request, slot: Int)
     }
 
-    /// Takes the oldest waiting line if it may start now, and gives it its place in the reply order.
+    /// Takes the oldest waiting line if it may start now, and gives it its place in the reply
+    /// order. Nothing starts once the client is due its `bye`.
     mutating func startNext() -> Started? {
-        guard let next = waiting.first, mayStart(next) else { return nil }
+        guard !hasTooManyBadLines, let next = waiting.first, mayStart(next) else { return nil }
         _ = waiting.popFirst()
         switch next {
         case .refusal(let id, let error):

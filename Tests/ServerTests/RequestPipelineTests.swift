@@ -120,6 +120,33 @@ import Testing
         #expect(!pipeline.hasTooManyBadLines)
     }
 
+    /// Mutations pipeline, but not past refusals that already make `bye` certain: the change
+    /// could commit, and its client would never hear of it.
+    @Test func aChangeBehindEnoughRefusalsToEndTheConnectionNeverStarts() {
+        var pipeline = RequestPipeline(maxBadLines: 3)
+        pipeline.arrive(Self.change(1))
+        for _ in 1...3 { pipeline.arrive(Self.badJSON) }
+        pipeline.arrive(Self.change(5))
+        let started = Self.startAll(&pipeline)
+        #expect(started.count == 1, "the change behind the third refusal waits")
+        #expect(pipeline.waitingCount == 1)
+        Self.answer(&pipeline, started[0], "ok")
+        #expect(Self.sent(&pipeline).count == 4)
+        #expect(pipeline.hasTooManyBadLines)
+        #expect(Self.startAll(&pipeline).isEmpty)
+    }
+
+    /// Two refusals behind a change still unanswered: that change may yet be an `ok`, which
+    /// resets the count, so the change behind them goes ahead.
+    @Test func aChangeBehindTooFewKnownRefusalsStarts() {
+        var pipeline = RequestPipeline(maxBadLines: 3)
+        for _ in 1...2 { pipeline.arrive(Self.badJSON) }
+        pipeline.arrive(Self.change(3))
+        for _ in 1...2 { pipeline.arrive(Self.badJSON) }
+        pipeline.arrive(Self.change(6))
+        #expect(Self.startAll(&pipeline).count == 2)
+    }
+
     @Test func nothingLeavesAfterTheReplyThatReachesTheBadLineLimit() {
         var pipeline = RequestPipeline(maxBadLines: 3)
         for _ in 1...5 { pipeline.arrive(Self.badJSON) }
@@ -152,6 +179,7 @@ import Testing
         var pipeline = RequestPipeline(maxBadLines: maxBadLines)
         var arrived = 0
         var refused: Set<Int> = []
+        var startedIDs: [Int] = []
         var unanswered: [(slot: Int, id: Int)] = []
         var claimsUnanswered: Set<Int> = []
         var sent: [Int] = []
@@ -171,6 +199,7 @@ import Testing
                     #expect(repliesAhead == 0, "seed \(seed): read \(id) started behind earlier replies")
                 }
                 unanswered.append((slot, id))
+                startedIDs.append(id)
             }
         }
         func answerOne() {
@@ -222,5 +251,9 @@ import Testing
         }
         #expect(sent == expected, "seed \(seed)")
         #expect(pipeline.hasTooManyBadLines == (badInARow >= maxBadLines), "seed \(seed)")
+        // Every request answered here is an `ok`: none starts that the `bye` would leave unanswered.
+        if pipeline.hasTooManyBadLines, let last = expected.last {
+            #expect(startedIDs.allSatisfy { $0 <= last }, "seed \(seed): started past \(last): \(startedIDs.filter { $0 > last })")
+        }
     }
 }
