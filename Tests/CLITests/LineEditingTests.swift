@@ -7,8 +7,11 @@ import Testing
 @Suite struct LineEditingTests {
     /// A server for Mia whose answer to `discover_secrets` waits until `release` is signalled:
     /// a command that runs for as long as the test wants.
-    private static func slowToDiscover(_ release: DispatchSemaphore) -> FakeServer {
+    /// `arrived` is signalled when the discovery reaches the server: the client has it among
+    /// its requests waiting for an answer by then.
+    private static func slowToDiscover(_ release: DispatchSemaphore, arrived: DispatchSemaphore? = nil) -> FakeServer {
         LiveNewsTests.miaServer { id in
+            arrived?.signal()
             _ = release.wait(timeout: .now() + 20)
             return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
         }
@@ -105,7 +108,8 @@ import Testing
     /// so the test sends the signal itself.)
     @Test func anInterruptWhileACommandRunsEndsPlayNamesItsChangeAndGivesTheTerminalBack() throws {
         let release = DispatchSemaphore(value: 0)
-        let fake = Self.slowToDiscover(release)
+        let arrived = DispatchSemaphore(value: 0)
+        let fake = Self.slowToDiscover(release, arrived: arrived)
         defer {
             release.signal()
             fake.stop()
@@ -113,7 +117,9 @@ import Testing
         let mia = try TerminalProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
         #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
         mia.type("discover\r")
+        // The signal keys are on once the line is read, a moment before the change is sent.
         #expect(mia.waitForLocalModes { $0 & tcflag_t(ISIG) != 0 && $0 & tcflag_t(ECHO) == 0 })
+        #expect(arrived.wait(timeout: .now() + 30) == .success, "the discovery never reached the server")
         kill(mia.process.processIdentifier, SIGINT)
         try #require(mia.waitForExit() != nil)
         #expect(mia.process.terminationReason == .uncaughtSignal && mia.process.terminationStatus == SIGINT)
