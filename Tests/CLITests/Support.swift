@@ -1,4 +1,5 @@
 import Foundation
+import POSIXSupport
 import Testing
 
 /// The repository root, found from this file's path (Tests/CLITests/Support.swift).
@@ -157,7 +158,7 @@ final class BQProcess: @unchecked Sendable {
     deinit { kill() }
 
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     func closeInput() {
@@ -187,7 +188,7 @@ final class BQProcess: @unchecked Sendable {
     static func run(_ arguments: [String], home: URL? = nil, stdin: String? = nil,
                     environment: [String: String] = [:]) throws -> (status: Int32?, out: String, err: String) {
         let child = try BQProcess(arguments, environment: environment, home: home)
-        if let stdin { child.input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        if let stdin { try? child.input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
         let status = child.finish()
         _ = child.output.waitForEnd()
         _ = child.errors.waitForEnd()
@@ -246,6 +247,9 @@ final class ServerProcess: @unchecked Sendable {
 /// thread's signal mask, and the test runner's worker threads block nearly every signal, so a
 /// server started from one would never see its SIGTERM.
 func spawnWithDefaultSignalMask(_ process: Process) throws {
+    // The tests write to their children's input: one that has already exited must fail its test,
+    // not end the whole run with SIGPIPE.
+    ignoreSIGPIPE()
     final class Outcome: @unchecked Sendable {
         // Written by the spawning thread before `done` is signalled, read after.
         var error: (any Error)?
