@@ -131,8 +131,11 @@ final class ClientConnection {
     /// Fills a reply slot; whatever is now next in order goes out.
     func fill(slot: Int, with bytes: [UInt8], error: ErrorCode?) {
         guard !isClosing else { return }
+        // The first answer stands: a second one is a server bug, said in the log rather than
+        // sent (the client has its one reply) or made fatal (a weekend's game on a debug build).
         guard pipeline.fill(slot: slot, with: bytes, error: error) else {
-            return assertionFailure("connection \(number): reply slot \(slot) answered twice, or never handed out")
+            return server.logger.error("reply slot answered twice, or never handed out: a bug",
+                                       metadata: ["connection": "\(number)", "slot": "\(slot)"])
         }
         pump()
     }
