@@ -465,7 +465,16 @@ final class GameHub {
     }
 
     private func revokeStaleTokens() {
-        for connection in members.values where holdsRevokedToken(connection) { connection.sayGoodbye(.unclaimed) }
+        for connection in members.values where holdsRevokedToken(connection) {
+            // Its refusals still waiting behind other players' commits were decided after the
+            // revocation (those decided before it came out ahead of it, in order), so they are
+            // the revoked token's refusals, now durable: answered before the `bye` rather than
+            // left without a reply. (Answered again later, they find the connection closed.)
+            for entry in pending.elements where entry.refusal != nil && entry.target.connection === connection {
+                finish(entry, version: entry.versionAfter)
+            }
+            connection.sayGoodbye(.unclaimed)
+        }
     }
 
     static let revokedTokenMessage = "This session's token no longer works: the character was taken over or unclaimed"

@@ -84,6 +84,44 @@ import Testing
         #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
     }
 
+    /// The old device's change, decided after the takeover and so refused, also waits for a
+    /// friend's commit decided between them. When the takeover reaches the disk first, the `bye`
+    /// goes out then: the refusal must come before it, not never. (Whether the writer commits the
+    /// takeover alone depends on when its thread wakes: five rounds, so that nearly every run has one.)
+    @Test func aChangeRefusedAfterATakeoverIsAnsweredBeforeTheBye() throws {
+        for round in 1...5 {
+            let dir = try TempDirectory()
+            defer { dir.remove() }
+            let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
+            defer { try? server.stop() }
+            let oldDevice = try server.connect()
+            oldDevice.label = "old device, round \(round)"
+            try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
+            let newDevice = try server.connect()
+            let dani = try server.connect()
+            try dani.ok("claim", ["character": "dani", "device": "danis-phone"])
+            let admin = try server.connect()
+            try admin.signInAsAdmin()
+            let before = try admin.currentVersion()
+
+            let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                        options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+            defer { locker.close() }
+            try locker.executeForTesting("BEGIN IMMEDIATE")
+            let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
+            try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
+            let draft = try dani.send("save_secret", ["title": "A dare", "description": "d", "points": 25])
+            try #require(try admin.waitUntilDecided(atVersion: before + 2), "the draft was never decided")
+            let late = try oldDevice.send("adjust_points", ["delta": 5, "reason": "sent with the old token"])
+
+            try locker.executeForTesting("ROLLBACK")
+            #expect(try newDevice.reply(to: takeover)["ok"] == true)
+            #expect(try dani.reply(to: draft)["ok"] == true)
+            #expect(try oldDevice.reply(to: late).errorCode == "unauthenticated", "round \(round)")
+            #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+        }
+    }
+
     /// A device cut off by an unclaim gets its `bye`, and nothing of what was published with
     /// the unclaim: here a new gift's content, which the organizer it no longer is would have
     /// seen. The two are decided in one loop turn, so their outcomes come back together.
