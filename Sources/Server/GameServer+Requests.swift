@@ -19,10 +19,12 @@ extension GameServer {
             target.ok(request.id, version: connection.hub.durable.version, result: .object([:]))
         case .characters(let game):
             guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
-            // Who is online is the organizer's business (and the console's), not everyone's.
+            // Who is online is the organizer's business (and the console's), not everyone's; not
+            // a device whose organizer token a takeover or unclaim has just ended (its `bye` is
+            // on its way), which gets the public list.
             let seesPresence = connection.hub === hub && connection.identity.map {
                 $0 == .admin || hub.durable.role(of: $0.actor) == .organizer
-            } == true
+            } == true && !hub.holdsRevokedToken(connection)
             let list: [JSONValue] = hub.durable.sortedCharacters.map {
                 var fields: [String: JSONValue] = ["id": .string($0.id), "name": .string($0.name),
                                                    "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)]

@@ -73,7 +73,8 @@ import Testing
         // One write: the read waits for the change ahead of it, which is refused at its place in
         // the order and answered with the takeover once that is on disk.
         try oldDevice.sendRaw(Array((#"{"id":700,"op":"adjust_points","delta":1,"reason":"r"}"# + "\n"
-            + #"{"id":701,"op":"state"}"# + "\n" + #"{"id":702,"op":"whoami"}"# + "\n").utf8))
+            + #"{"id":701,"op":"state"}"# + "\n" + #"{"id":702,"op":"whoami"}"# + "\n"
+            + #"{"id":703,"op":"characters"}"# + "\n").utf8))
 
         try locker.executeForTesting("ROLLBACK")
         #expect(try newDevice.reply(to: takeover)["ok"] == true)
@@ -81,6 +82,11 @@ import Testing
         let read = try oldDevice.reply(to: 701)
         #expect(read.errorCode == "unauthenticated", "\(read.serialized())")
         #expect(try oldDevice.reply(to: 702).errorCode == "unauthenticated")
+        // Public, so answered, but as to anyone: who is online is the organizer's, which this
+        // device no longer is.
+        let characters = try oldDevice.reply(to: 703)
+        #expect(characters["ok"] == true)
+        #expect(!characters.serialized().contains("connected"), "\(characters.serialized())")
         #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
     }
 
