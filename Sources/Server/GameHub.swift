@@ -466,11 +466,14 @@ final class GameHub {
 
     private func revokeStaleTokens() {
         for connection in members.values where holdsRevokedToken(connection) {
-            // Its refusals still waiting behind other players' commits were decided after the
-            // revocation (those decided before it came out ahead of it, in order), so they are
-            // the revoked token's refusals, now durable: answered before the `bye` rather than
-            // left without a reply. (Answered again later, they find the connection closed.)
-            for entry in pending.elements where entry.refusal != nil && entry.target.connection === connection {
+            // Its changes still waiting behind other players' commits were decided after the
+            // revocation (everything decided before it is answered by now, in order): refused
+            // for the token, a refusal that the revocation, now durable, makes final. They are
+            // answered before the `bye` rather than left without a reply. (Answered again when
+            // their turn comes, they find the connection closed.) Any other refusal waits for
+            // the commits it was decided on, as ever.
+            for entry in pending.elements
+            where entry.refusal?.code == .unauthenticated && entry.target.connection === connection {
                 finish(entry, version: entry.versionAfter)
             }
             connection.sayGoodbye(.unclaimed)
