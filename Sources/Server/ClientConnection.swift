@@ -287,6 +287,12 @@ final class ClientConnection {
         tcp.stopReading()
     }
 
+    /// Starts no more of its lines: the replies already owed still go out, then `bye` (a device
+    /// whose token was just revoked, `GameHub.revokeStaleTokens`).
+    func stopStartingLines() {
+        pipeline.stopStarting()
+    }
+
     /// Sends `bye` after whatever is already queued, then hangs up.
     func sayGoodbye(_ reason: Wire.ByeReason) {
         guard !isClosing else { return }

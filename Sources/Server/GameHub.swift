@@ -133,8 +133,10 @@ final class GameHub {
                 result makeResult: ((GameState) -> JSONValue)? = nil) {
         // A takeover or an unclaim decided ahead of this command ends the token here, not only
         // once it is on disk: commands are decided in order, and the old token stops working at
-        // that point in the order. (Its connections get `bye` when the change commits.)
-        if case .character(let id, let tokenHash)? = identity,
+        // that point in the order. (Its connections get `bye` when the change commits.) A claim
+        // has no identity of its own but comes from the connection's: one whose token has ended
+        // would be claimed for a device that gets `bye` before the answer.
+        if case .character(let id, let tokenHash)? = identity ?? target.connection.identity,
            speculative.characters[id]?.tokenHashes.contains(tokenHash) != true {
             return refuse(request, ProtocolError(.unauthenticated, Self.revokedTokenMessage), target: target)
         }
@@ -471,7 +473,9 @@ final class GameHub {
             // for the token, a refusal that the revocation, now durable, makes final. They are
             // answered before the `bye` rather than left without a reply. (Answered again when
             // their turn comes, they find the connection closed.) Any other refusal waits for
-            // the commits it was decided on, as ever.
+            // the commits it was decided on, as ever. Lines behind them do not start: they would
+            // be answered after the `bye`, or not at all.
+            connection.stopStartingLines()
             for entry in pending.elements
             where entry.refusal?.code == .unauthenticated && entry.target.connection === connection {
                 finish(entry, version: entry.versionAfter)

@@ -21,6 +21,8 @@ struct RequestPipeline {
     private var claimSlots: Set<Int> = []
     /// Bad lines in a row, counted in the order the client sees their replies; an `ok` resets it.
     private(set) var badLinesInARow = 0
+    /// False once the connection's last replies are being sent (`stopStarting`).
+    private var isStarting = true
     let maxBadLines: Int
 
     init(maxBadLines: Int) {
@@ -59,14 +61,27 @@ struct RequestPipeline {
 
     /// The bad lines in a row that the client will have been sent just before the next line's
     /// reply, counting only the replies already known: one still unanswered may be an `ok`,
-    /// which resets the count. (Refusals of other kinds neither count nor reset.)
+    /// which resets the count. (Refusals of other kinds neither count nor reset.) A run behind
+    /// an unanswered reply is not counted: that reply is answered before the ones behind it
+    /// (a connection's requests are answered in the order they start), and the change behind
+    /// it could start only while the run ahead of it was short. The walk looks at most
+    /// `knownRunLookBack` replies back, so that a long run of other refusals (stale `expect`s,
+    /// say) costs each start a bounded look.
     private var knownBadLinesAhead: Int {
         var run = 0
-        for index in stride(from: slots.count - 1, through: 0, by: -1) {
+        for index in stride(from: slots.count - 1, through: max(0, slots.count - Self.knownRunLookBack), by: -1) {
             guard slots[index].bytes != nil, let error = slots[index].error else { return run }
             if error.isBadLine { run += 1 }
         }
-        return run + badLinesInARow
+        // Past the look-back the run counted so far is a lower bound, and serves as one.
+        return slots.count <= Self.knownRunLookBack ? run + badLinesInARow : run
+    }
+
+    static let knownRunLookBack = 256
+
+    /// Starts nothing more: the connection is sending its last replies before `bye`.
+    mutating func stopStarting() {
+        isStarting = false
     }
 
     /// What starting a line asks of the connection.
@@ -80,7 +95,7 @@ struct RequestPipeline {
     /// Takes the oldest waiting line if it may start now, and gives it its place in the reply
     /// order. Nothing starts once the client is due its `bye`.
     mutating func startNext() -> Started? {
-        guard !hasTooManyBadLines, let next = waiting.first, mayStart(next) else { return nil }
+        guard isStarting, !hasTooManyBadLines, let next = waiting.first, mayStart(next) else { return nil }
         _ = waiting.popFirst()
         switch next {
         case .refusal(let id, let error):

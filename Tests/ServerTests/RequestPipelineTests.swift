@@ -147,6 +147,19 @@ import Testing
         #expect(Self.startAll(&pipeline).count == 2)
     }
 
+    /// A device being cut off gets the replies it is owed, and nothing it sent after them starts.
+    @Test func afterStopStartingRepliesStillLeaveButNothingStarts() {
+        var pipeline = RequestPipeline(maxBadLines: 20)
+        pipeline.arrive(Self.change(1))
+        pipeline.arrive(Self.read(2))
+        let slots = Self.startAll(&pipeline)
+        pipeline.stopStarting()
+        Self.answer(&pipeline, slots[0], "one")
+        #expect(Self.sent(&pipeline) == ["one"])
+        #expect(Self.startAll(&pipeline).isEmpty)
+        #expect(pipeline.waitingCount == 1)
+    }
+
     @Test func nothingLeavesAfterTheReplyThatReachesTheBadLineLimit() {
         var pipeline = RequestPipeline(maxBadLines: 3)
         for _ in 1...5 { pipeline.arrive(Self.badJSON) }
@@ -179,6 +192,8 @@ import Testing
         var pipeline = RequestPipeline(maxBadLines: maxBadLines)
         var arrived = 0
         var refused: Set<Int> = []
+        /// Refused for speed: neither a bad line nor an `ok`.
+        var refusedOther: Set<Int> = []
         var startedIDs: [Int] = []
         var unanswered: [(slot: Int, id: Int)] = []
         var claimsUnanswered: Set<Int> = []
@@ -225,8 +240,11 @@ import Testing
                 let line = random.weighted([
                     (5, Self.change(arrived)), (2, Self.read(arrived)), (1, Self.claim(arrived)),
                     (2, Incoming.refusal(.int(arrived), ProtocolError(.badRequest, "refused"))),
+                    (1, Incoming.refusal(.int(arrived), ProtocolError(.rateLimited, "too fast"))),
                 ])
-                if case .refusal = line { refused.insert(arrived) }
+                if case .refusal(_, let error) = line {
+                    if error.code.isBadLine { refused.insert(arrived) } else { refusedOther.insert(arrived) }
+                }
                 pipeline.arrive(line)
             case 5...6: startAll()
             case 7...8: answerOne()
@@ -247,7 +265,11 @@ import Testing
         var badInARow = 0
         for id in 1..<(arrived + 1) where badInARow < maxBadLines {
             expected.append(id)
-            badInARow = refused.contains(id) ? badInARow + 1 : 0
+            if refused.contains(id) {
+                badInARow += 1
+            } else if !refusedOther.contains(id) {
+                badInARow = 0
+            }
         }
         #expect(sent == expected, "seed \(seed)")
         #expect(pipeline.hasTooManyBadLines == (badInARow >= maxBadLines), "seed \(seed)")

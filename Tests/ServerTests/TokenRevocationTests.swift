@@ -92,7 +92,9 @@ import Testing
 
     /// The old device's change, decided after the takeover and so refused, also waits for a
     /// friend's commit decided between them. When the takeover reaches the disk first, the `bye`
-    /// goes out then: the refusal must come before it, not never. (Whether the writer commits the
+    /// goes out then: the refusal must come before it, not never. A claim queued behind the
+    /// change must not be made for a device that is being cut off (it would never hear of it,
+    /// and the character would be held by nobody). (Whether the writer commits the
     /// takeover alone depends on when its thread wakes: five rounds, so that nearly every run has one.)
     @Test func aChangeRefusedAfterATakeoverIsAnsweredBeforeTheBye() throws {
         for round in 1...5 {
@@ -118,13 +120,20 @@ import Testing
             try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
             let draft = try dani.send("save_secret", ["title": "A dare", "description": "d", "points": 25])
             try #require(try admin.waitUntilDecided(atVersion: before + 2), "the draft was never decided")
-            let late = try oldDevice.send("adjust_points", ["delta": 5, "reason": "sent with the old token"])
+            try oldDevice.sendRaw(Array((#"{"id":800,"op":"adjust_points","delta":5,"reason":"old token"}"# + "\n"
+                + #"{"id":801,"op":"claim","character":"theo","device":"old-phone"}"# + "\n").utf8))
 
             try locker.executeForTesting("ROLLBACK")
             #expect(try newDevice.reply(to: takeover)["ok"] == true)
             #expect(try dani.reply(to: draft)["ok"] == true)
-            #expect(try oldDevice.reply(to: late).errorCode == "unauthenticated", "round \(round)")
-            #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+            #expect(try oldDevice.reply(to: 800).errorCode == "unauthenticated", "round \(round)")
+            let rest = try oldDevice.readToEOF()
+            #expect(oldDevice.byeReason == "unclaimed")
+            // The claim is refused, or never started: either way Theo is still free.
+            let claim = rest.first { $0["id"] == 801 }
+            #expect(claim == nil || claim?.errorCode == "unauthenticated", "round \(round): \(claim?.serialized() ?? "")")
+            let theo = try admin.ok("characters")["result"]?["characters"]?.arrayValue?.first { $0["id"] == "theo" }
+            #expect(theo?["claimed"] == false, "round \(round): \(theo?.serialized() ?? "no theo")")
         }
     }
 
