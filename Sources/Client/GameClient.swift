@@ -150,14 +150,18 @@ public final class GameClient: Sendable {
     /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
     /// Call it when done: the reader thread keeps the client alive until then.
     public func close() {
+        // Marked first, so that the reader takes the hang-up it is about to see for the end,
+        // not for a lost connection.
+        let (wasClosing, early) = state.changing { state in
+            defer { state.closing = true }
+            return (state.closing, state.socket)
+        }
         // A sender blocked on a peer that stopped reading holds the write lock: ending the
         // socket's sending side first fails its send at once.
-        state.withLock { $0.socket }?.shutdownWrite()
+        early?.shutdownWrite()
         writeLock.lock()
-        let (wasClosing, current, connecting) = state.changing { state in
-            defer { state.closing = true }
-            return (state.closing, state.socket, state.connecting)
-        }
+        // Read again under the write lock: a reconnect may have put a new socket in place.
+        let (current, connecting) = state.withLock { ($0.socket, $0.connecting) }
         // Waking the reader: the server answers our FIN by hanging up. The reader closes the socket.
         current?.shutdownWrite()
         // A reconnect waiting for a server's hello may wait on one that never says it.
