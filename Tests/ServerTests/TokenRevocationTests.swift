@@ -10,40 +10,20 @@ import Testing
     /// until it is answered, so the race is between connections: the old device's command
     /// arrives after the takeover was decided and before it is on disk.
     @Test func aMutationDecidedAfterATakeoverOfItsTokenIsRefused() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
-        defer { try? server.stop() }
-        let oldDevice = try server.connect()
-        oldDevice.label = "old device"
-        try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
-        let newDevice = try server.connect()
-        newDevice.label = "new device"
-        let admin = try server.connect()
-        try admin.signInAsAdmin()
-        let before = try admin.currentVersion()
-
-        // Another connection holds SQLite's write lock: the takeover is decided but cannot commit.
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
-        let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
-        // A refused `expect` names the version commands are decided at: it moves past `before`
-        // once the takeover has been decided.
-        try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
-
+        let race = try LockedTakeover()
+        defer { race.close() }
+        let takeover = try race.decideTakeover()
         // Refused at its place in the order, and answered once the takeover it was decided
         // after is on disk (a refusal never describes a state that might yet be taken back).
-        let late = try oldDevice.send("adjust_points", ["delta": 5, "reason": "sent with the old token"])
+        let late = try race.oldDevice.send("adjust_points", ["delta": 5, "reason": "sent with the old token"])
 
-        try locker.executeForTesting("ROLLBACK")
-        #expect(try newDevice.reply(to: takeover)["ok"] == true)
-        let refusal = try oldDevice.reply(to: late)
+        try race.releaseTheLog()
+        #expect(try race.newDevice.reply(to: takeover)["ok"] == true)
+        let refusal = try race.oldDevice.reply(to: late)
         #expect(refusal.errorCode == "unauthenticated", "\(refusal.serialized())")
-        #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
-        #expect(try admin.currentVersion() == before + 1, "only the takeover committed")
-        let types = try admin.allEvents().compactMap { $0["type"]?.stringValue }
+        #expect(try race.oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+        #expect(try race.admin.currentVersion() == race.before + 1, "only the takeover committed")
+        let types = try race.admin.allEvents().compactMap { $0["type"]?.stringValue }
         #expect(types.last == "character_claimed")
     }
 
@@ -52,87 +32,57 @@ import Testing
     /// token no longer works then, for reads as for changes. (Answered, the read would show the
     /// game as of the takeover's publish, and whatever else committed with it.)
     @Test func aReadStartedAfterATakeoverOfItsTokenIsRefused() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
-        defer { try? server.stop() }
-        let oldDevice = try server.connect()
-        oldDevice.label = "old device"
-        try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
-        let newDevice = try server.connect()
-        let admin = try server.connect()
-        try admin.signInAsAdmin()
-        let before = try admin.currentVersion()
-
-        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                    options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
-        defer { locker.close() }
-        try locker.executeForTesting("BEGIN IMMEDIATE")
-        let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
-        try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
+        let race = try LockedTakeover()
+        defer { race.close() }
+        let takeover = try race.decideTakeover()
         // One write: the read waits for the change ahead of it, which is refused at its place in
         // the order and answered with the takeover once that is on disk.
-        try oldDevice.sendRaw(Array((#"{"id":700,"op":"adjust_points","delta":1,"reason":"r"}"# + "\n"
+        try race.oldDevice.sendRaw(Array((#"{"id":700,"op":"adjust_points","delta":1,"reason":"r"}"# + "\n"
             + #"{"id":701,"op":"state"}"# + "\n" + #"{"id":702,"op":"whoami"}"# + "\n"
             + #"{"id":703,"op":"characters"}"# + "\n").utf8))
 
-        try locker.executeForTesting("ROLLBACK")
-        #expect(try newDevice.reply(to: takeover)["ok"] == true)
-        #expect(try oldDevice.reply(to: 700).errorCode == "unauthenticated")
-        let read = try oldDevice.reply(to: 701)
+        try race.releaseTheLog()
+        #expect(try race.newDevice.reply(to: takeover)["ok"] == true)
+        #expect(try race.oldDevice.reply(to: 700).errorCode == "unauthenticated")
+        let read = try race.oldDevice.reply(to: 701)
         #expect(read.errorCode == "unauthenticated", "\(read.serialized())")
-        #expect(try oldDevice.reply(to: 702).errorCode == "unauthenticated")
+        #expect(try race.oldDevice.reply(to: 702).errorCode == "unauthenticated")
         // Public, so answered, but as to anyone: who is online is the organizer's, which this
         // device no longer is.
-        let characters = try oldDevice.reply(to: 703)
+        let characters = try race.oldDevice.reply(to: 703)
         #expect(characters["ok"] == true)
         #expect(!characters.serialized().contains("connected"), "\(characters.serialized())")
-        #expect(try oldDevice.waitForPush("bye")["reason"] == "unclaimed")
+        #expect(try race.oldDevice.waitForPush("bye")["reason"] == "unclaimed")
     }
 
     /// The old device's change, decided after the takeover and so refused, also waits for a
     /// friend's commit decided between them. When the takeover reaches the disk first, the `bye`
     /// goes out then: the refusal must come before it, not never. A claim queued behind the
     /// change must not be made for a device that is being cut off (it would never hear of it,
-    /// and the character would be held by nobody). (Whether the writer commits the
-    /// takeover alone depends on when its thread wakes: five rounds, so that nearly every run has one.)
+    /// and the character would be held by nobody). (Whether the writer commits the takeover
+    /// alone depends on when its thread wakes: five rounds, so that nearly every run has one.)
     @Test func aChangeRefusedAfterATakeoverIsAnsweredBeforeTheBye() throws {
         for round in 1...5 {
-            let dir = try TempDirectory()
-            defer { dir.remove() }
-            let server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
-            defer { try? server.stop() }
-            let oldDevice = try server.connect()
-            oldDevice.label = "old device, round \(round)"
-            try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
-            let newDevice = try server.connect()
-            let dani = try server.connect()
-            try dani.ok("claim", ["character": "dani", "device": "danis-phone"])
-            let admin = try server.connect()
-            try admin.signInAsAdmin()
-            let before = try admin.currentVersion()
-
-            let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
-                                        options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
-            defer { locker.close() }
-            try locker.executeForTesting("BEGIN IMMEDIATE")
-            let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
-            try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
+            let race = try LockedTakeover(friends: ["dani"])
+            defer { race.close() }
+            race.oldDevice.label = "old device, round \(round)"
+            let dani = race.friends["dani"]!
+            let takeover = try race.decideTakeover()
             let draft = try dani.send("save_secret", ["title": "A dare", "description": "d", "points": 25])
-            try #require(try admin.waitUntilDecided(atVersion: before + 2), "the draft was never decided")
-            try oldDevice.sendRaw(Array((#"{"id":800,"op":"adjust_points","delta":5,"reason":"old token"}"# + "\n"
+            try #require(try race.admin.waitUntilDecided(atVersion: race.before + 2), "the draft was never decided")
+            try race.oldDevice.sendRaw(Array((#"{"id":800,"op":"adjust_points","delta":5,"reason":"old token"}"# + "\n"
                 + #"{"id":801,"op":"claim","character":"theo","device":"old-phone"}"# + "\n").utf8))
 
-            try locker.executeForTesting("ROLLBACK")
-            #expect(try newDevice.reply(to: takeover)["ok"] == true)
+            try race.releaseTheLog()
+            #expect(try race.newDevice.reply(to: takeover)["ok"] == true)
             #expect(try dani.reply(to: draft)["ok"] == true)
-            #expect(try oldDevice.reply(to: 800).errorCode == "unauthenticated", "round \(round)")
-            let rest = try oldDevice.readToEOF()
-            #expect(oldDevice.byeReason == "unclaimed")
+            #expect(try race.oldDevice.reply(to: 800).errorCode == "unauthenticated", "round \(round)")
+            let rest = try race.oldDevice.readToEOF()
+            #expect(race.oldDevice.byeReason == "unclaimed")
             // The claim is refused, or never started: either way Theo is still free.
             let claim = rest.first { $0["id"] == 801 }
             #expect(claim == nil || claim?.errorCode == "unauthenticated", "round \(round): \(claim?.serialized() ?? "")")
-            let theo = try admin.ok("characters")["result"]?["characters"]?.arrayValue?.first { $0["id"] == "theo" }
+            let theo = try race.admin.ok("characters")["result"]?["characters"]?.arrayValue?.first { $0["id"] == "theo" }
             #expect(theo?["claimed"] == false, "round \(round): \(theo?.serialized() ?? "no theo")")
         }
     }
@@ -220,5 +170,59 @@ import Testing
                 #expect(version < lost, "attempt \(attempt): Priya's view at \(version), taken back at \(lost): \(message.serialized())")
             }
         }
+    }
+}
+
+/// Sam claimed on `oldDevice` (and each of `friends` on a connection of its own), and another
+/// connection holding SQLite's write lock: commands are decided but none commits until
+/// `releaseTheLog`.
+private struct LockedTakeover {
+    let dir: TempDirectory
+    let server: ServerHarness
+    let oldDevice: TestClient
+    let newDevice: TestClient
+    let admin: TestClient
+    let friends: [String: TestClient]
+    let locker: EventStore
+    /// The game's version before the takeover.
+    let before: Int
+
+    init(friends names: [String] = []) throws {
+        dir = try TempDirectory()
+        server = try ServerHarness(dataDirectory: dir.path) { $0.busyTimeoutMilliseconds = 30_000 }
+        oldDevice = try server.connect()
+        oldDevice.label = "old device"
+        try oldDevice.ok("claim", ["character": "sam", "device": "old-phone"])
+        newDevice = try server.connect()
+        newDevice.label = "new device"
+        admin = try server.connect()
+        try admin.signInAsAdmin()
+        var friends: [String: TestClient] = [:]
+        for name in names {
+            let friend = try server.connect()
+            try friend.ok("claim", ["character": .string(name), "device": .string("\(name)s-phone")])
+            friends[name] = friend
+        }
+        self.friends = friends
+        before = try admin.currentVersion()
+        locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                options: StoreOptions(synchronous: .off, busyTimeoutMilliseconds: 5_000, checkIntegrity: false))
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+    }
+
+    /// Sends the new device's takeover of Sam (with the PIN) and waits until it is decided: a
+    /// refused `expect` names the version commands are decided at. Returns the request's id.
+    func decideTakeover() throws -> Int {
+        let takeover = try newDevice.send("claim", ["character": "sam", "device": "new-phone", "pin": "7305"])
+        try #require(try admin.waitUntilDecided(atVersion: before + 1), "the takeover was never decided")
+        return takeover
+    }
+
+    func releaseTheLog() throws { try locker.executeForTesting("ROLLBACK") }
+
+    func close() {
+        locker.close()
+        try? server.stop()
+        dir.remove()
     }
 }
