@@ -134,9 +134,11 @@ final class GameHub {
         // A takeover or an unclaim decided ahead of this command ends the token here, not only
         // once it is on disk: commands are decided in order, and the old token stops working at
         // that point in the order. (Its connections get `bye` when the change commits.) A claim
-        // has no identity of its own but comes from the connection's: one whose token has ended
-        // would be claimed for a device that gets `bye` before the answer.
-        if case .character(let id, let tokenHash)? = identity ?? target.connection.identity,
+        // has no identity of its own but comes from the connection's, when signed in to this
+        // game: one whose token has ended would be claimed for a device that gets `bye` before
+        // the answer. (A sign-in to another game says nothing of this one's tokens.)
+        let signedIn = identity ?? (target.connection.hub === self ? target.connection.identity : nil)
+        if case .character(let id, let tokenHash)? = signedIn,
            speculative.characters[id]?.tokenHashes.contains(tokenHash) != true {
             return refuse(request, ProtocolError(.unauthenticated, Self.revokedTokenMessage), target: target)
         }

@@ -121,6 +121,20 @@ import Testing
     /// A refusal waits behind the commits of the game it was decided in; a connection of
     /// another game that claimed there is answered with them, and must get nothing of that
     /// game's view (a friend's draft dare, say).
+    /// A connection signed in to one game may claim a character of another: its token there is
+    /// not one the other game could have revoked.
+    @Test func aConnectionSignedInToOneGameClaimsInAnother() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { $0.games = ["main", "g2"] }
+        defer { try? server.stop() }
+        let player = try server.connect()
+        try player.ok("claim", ["character": "mia", "device": "phone"])
+        let claim = try player.ok("claim", ["character": "sam", "device": "phone", "game": "g2"])
+        #expect(claim["result"]?["role"] == "organizer")
+        #expect(try player.ok("whoami")["result"]?["character"] == "sam")
+    }
+
     @Test func aRefusedClaimInAnotherGameShowsNothingOfIt() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
