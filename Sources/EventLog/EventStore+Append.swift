@@ -147,8 +147,8 @@ extension EventStore {
         }
         if !separate.isEmpty {
             let insertRecord = try connection.statement("""
-                INSERT INTO idempotency(game, identity, key, fingerprint, reply, version)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                INSERT INTO idempotency(game, identity, key, fingerprint, reply, version, unchanged)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 """)
             for record in separate {
                 try insertRecord.bind(1, request.game)
@@ -157,6 +157,7 @@ extension EventStore {
                 try insertRecord.bind(4, record.fingerprint)
                 try insertRecord.bind(5, record.reply)
                 try insertRecord.bind(6, record.version)
+                try insertRecord.bind(7, record.changedNothing ? 1 : 0)
                 try insertRecord.run()
             }
         }

@@ -182,30 +182,46 @@ public final class EventStore {
     /// (a keyed command that changed nothing). With `replies: false` each record's reply is left
     /// empty: the server's start-up keeps only digests and versions, and a window of 100,000
     /// replies would be text made only to be thrown away.
-    public func idempotencyRecords(game: String, afterVersion: Int64 = 0,
-                                   replies: Bool = true) throws(StorageError) -> [IdempotencyRecord] {
-        // Schema 1 kept every record in the idempotency table.
+    ///
+    /// Of the records of commands that changed nothing, only the newest `unchangedLimit` are
+    /// read: they do not move the version, so a window of versions does not bound them.
+    public func idempotencyRecords(game: String, afterVersion: Int64 = 0, replies: Bool = true,
+                                   unchangedLimit: Int? = nil) throws(StorageError) -> [IdempotencyRecord] {
+        // Schema 1 kept every record in the idempotency table; since schema 2 a command's record
+        // rides on its last event, and the table keeps the others. Schema 5 marks those of
+        // commands that changed nothing; before it, every record counts as a change's.
+        let unchanged = schemaVersion >= 5 ? "unchanged" : "0"
         let statement = try connection.statement(schemaVersion < 2 ? """
-            SELECT identity, key, fingerprint, reply, version FROM idempotency
+            SELECT identity, key, fingerprint, reply, version, 0 FROM idempotency
             WHERE game = ?1 AND version > ?2 ORDER BY version, seq
             """ : """
-            SELECT identity, key, fingerprint, reply, version FROM (
+            SELECT identity, key, fingerprint, reply, version, unchanged FROM (
                 SELECT idem_identity AS identity, idem AS key, idem_fingerprint AS fingerprint,
-                       idem_reply AS reply, version, 0 AS source, seq
+                       idem_reply AS reply, version, 0 AS source, seq, 0 AS unchanged
                 FROM events WHERE game = ?1 AND version > ?2 AND idem_fingerprint IS NOT NULL
                 UNION ALL
-                SELECT identity, key, fingerprint, reply, version, 1 AS source, seq
-                FROM idempotency WHERE game = ?1 AND version > ?2
+                SELECT identity, key, fingerprint, reply, version, 1 AS source, seq, 0 AS unchanged
+                FROM idempotency WHERE game = ?1 AND version > ?2 AND NOT \(unchanged)
+                UNION ALL
+                SELECT * FROM (
+                    SELECT identity, key, fingerprint, reply, version, 1 AS source, seq, 1 AS unchanged
+                    FROM idempotency WHERE game = ?1 AND version > ?2 AND \(unchanged)
+                    ORDER BY seq DESC LIMIT ?3)
             ) ORDER BY version, source, seq
             """)
         defer { statement.reset() }
         try statement.bind(1, game)
         try statement.bind(2, afterVersion)
+        if schemaVersion >= 2 {
+            // A negative limit is none, to SQLite.
+            try statement.bind(3, Int64(unchangedLimit ?? -1))
+        }
         var records: [IdempotencyRecord] = []
         while try statement.step() {
             records.append(IdempotencyRecord(
                 identity: statement.string(0), key: statement.string(1),
-                fingerprint: statement.string(2), reply: replies ? statement.string(3) : "", version: statement.int64(4)))
+                fingerprint: statement.string(2), reply: replies ? statement.string(3) : "", version: statement.int64(4),
+                changedNothing: statement.int64(5) != 0))
         }
         return records
     }

@@ -56,13 +56,18 @@ public struct IdempotencyRecord: Sendable, Equatable {
     public var reply: String
     /// The game version after the request's commit.
     public var version: Int64
+    /// The request committed no event (`set_day` to the current day, say): its record is kept
+    /// apart from the events, and the game's version did not move for it.
+    public var changedNothing: Bool
 
-    public init(identity: String, key: String, fingerprint: String, reply: String, version: Int64) {
+    public init(identity: String, key: String, fingerprint: String, reply: String, version: Int64,
+                changedNothing: Bool = false) {
         self.identity = identity
         self.key = key
         self.fingerprint = fingerprint
         self.reply = reply
         self.version = version
+        self.changedNothing = changedNothing
     }
 }
 

@@ -80,6 +80,12 @@ enum Schema {
             error TEXT NOT NULL
         );
         """,
+        // 5: which records are of commands that changed nothing. Those move no version, so a
+        // window of versions does not bound them, and a start-up reads only the newest of them.
+        // Records from before it count as changes: kept for the window, as they were.
+        """
+        ALTER TABLE idempotency ADD COLUMN unchanged INTEGER NOT NULL DEFAULT 0 CHECK (unchanged IN (0, 1));
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

@@ -18,7 +18,7 @@ final class GameHub {
     /// decided against.
     private(set) var speculative: GameState
     private var pending = FIFO<PendingCommand>()
-    private var idempotency = IdempotencyMemory<PendingCommand>()
+    private var idempotency: IdempotencyMemory<PendingCommand>
     private var subscribers: [ObjectIdentifier: ClientConnection] = [:]
     /// Signed-in connections, so a revoked token can find every one of them.
     private var members: [ObjectIdentifier: ClientConnection] = [:]
@@ -54,9 +54,10 @@ final class GameHub {
         self.speculative = state
         self.lastSnapshotVersion = lastSnapshotVersion
         self.server = server
+        idempotency = IdempotencyMemory(unchangedLimit: server.config.idempotencyWindow)
         for record in records {
             idempotency.remember(KeyDigest(owner: record.identity, key: record.key), Fingerprint(record.fingerprint),
-                                 version: Int(record.version))
+                                 version: Int(record.version), changedNothing: record.changedNothing)
         }
     }
 
@@ -269,7 +270,7 @@ final class GameHub {
             entry.encodedResult = encoded
             records.append(IdempotencyRecord(identity: key.owner, key: key.key, fingerprint: entry.fingerprint?.hex ?? "",
                                              reply: String(decoding: encoded, as: UTF8.self),
-                                             version: Int64(expected + entry.events.count)))
+                                             version: Int64(expected + entry.events.count), changedNothing: entry.events.isEmpty))
         }
         var snapshot: Snapshot?
         if speculative.version - lastSnapshotVersion >= server.config.snapshotEvery {
@@ -454,7 +455,7 @@ final class GameHub {
         }
         answer(entry.target, entry.request.id, replayed: false)
         guard let key = entry.key, let fingerprint = entry.fingerprint else { return }
-        idempotency.remember(key.digest, fingerprint, version: version)
+        idempotency.remember(key.digest, fingerprint, version: version, changedNothing: entry.events.isEmpty)
         for waiter in entry.waiters { answer(waiter.target, waiter.request.id, replayed: true) }
     }
 

@@ -41,7 +41,8 @@ public enum GameLoader {
         }
         let oldestRemembered = Int64(max(0, state.version - idempotencyWindow))
         return Loaded(state: state,
-                      idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false),
+                      idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
+                                                                unchangedLimit: idempotencyWindow),
                       snapshotVersion: snapshotVersion)
     }
 

@@ -1,6 +1,7 @@
 /// The idempotency keys one game remembers, and the order in which to forget them.
 ///
-/// A game keeps up to `idempotency_window` keys, so the map is large and its entries are cold:
+/// A game keeps the keys of its last `idempotency_window` events, so the map is large and its
+/// entries are cold:
 /// - Entries are keyed by a 128-bit digest of (owner, key), not the two strings, so a
 ///   remembered key holds no heap memory and the map copies no reference-counted fields.
 /// - One dictionary that size stalls the loop thread whenever it grows: it rehashes every key
@@ -9,6 +10,11 @@
 ///   rehashes one shard, so the pause is that much shorter; the total work is the same.
 /// - The forgetting order is kept in fixed-size chunks for the same reason: appending and
 ///   trimming never copy more than one chunk's entries.
+///
+/// Keys whose request changed nothing (`set_day` to the current day, say) move no version, so
+/// the window alone would never forget them: however many a client sends, each would stay. The
+/// newest `unchangedLimit` of them are kept, apart from the others, so that a stream of them
+/// can neither grow memory without end nor push out the keys of changes.
 ///
 /// Loop thread only, like the hub that owns it.
 struct IdempotencyMemory<Pending: AnyObject> {
@@ -21,13 +27,19 @@ struct IdempotencyMemory<Pending: AnyObject> {
     /// that stays in cache: the large, cold one is touched only to look a key up, to remember it
     /// once committed and to forget it.
     private var pending: [KeyDigest: Pending] = [:]
-    /// Remembered keys in commit order; `order[0][orderHead...]` is still to be forgotten.
-    private var order: [[(version: Int, key: KeyDigest)]] = []
-    private var orderHead = 0
+    /// Keys of requests that changed the game, and of those that changed nothing, each in
+    /// commit order.
+    private var changes = Slots()
+    private var unchanged = Slots()
+    let unchangedLimit: Int
 
     private struct Remembered {
         let fingerprint: Fingerprint
         let version: Int
+    }
+
+    init(unchangedLimit: Int) {
+        self.unchangedLimit = unchangedLimit
     }
 
     /// How many keys are remembered or pending.
@@ -45,33 +57,68 @@ struct IdempotencyMemory<Pending: AnyObject> {
     mutating func clearPending(_ key: KeyDigest) { pending[key] = nil }
 
     /// Records a committed key (no longer pending); it is forgotten once the game is
-    /// `idempotency_window` versions past it.
-    mutating func remember(_ key: KeyDigest, _ fingerprint: Fingerprint, version: Int) {
+    /// `idempotency_window` versions past it, or, for a request that changed nothing, once
+    /// `unchangedLimit` newer such keys are remembered.
+    mutating func remember(_ key: KeyDigest, _ fingerprint: Fingerprint, version: Int, changedNothing: Bool = false) {
         if !pending.isEmpty { pending[key] = nil }
         shards[key.shard][key] = Remembered(fingerprint: fingerprint, version: version)
-        if order.isEmpty || order[order.count - 1].count == Self.chunkSize {
-            var chunk: [(version: Int, key: KeyDigest)] = []
-            chunk.reserveCapacity(Self.chunkSize)
-            order.append(chunk)
+        if changedNothing {
+            unchanged.append(version, key)
+            if unchanged.count > unchangedLimit, let oldest = unchanged.popFirst() { forget(oldest) }
+        } else {
+            changes.append(version, key)
         }
-        order[order.count - 1].append((version, key))
     }
 
     /// Forgets every key remembered at `oldest` or before.
     mutating func forget(through oldest: Int) {
-        while !order.isEmpty, orderHead < order[0].count, order[0][orderHead].version <= oldest {
-            let key = order[0][orderHead].key
-            // One map operation: remove, and put back when the entry is newer than this slot: the
-            // key was remembered twice (twice among the records loaded at start-up, after the
-            // window was widened), and this slot is the older one.
-            if let removed = shards[key.shard].removeValue(forKey: key), removed.version > oldest {
-                shards[key.shard][key] = removed
+        while let slot = changes.first, slot.version <= oldest {
+            forget(slot)
+            _ = changes.popFirst()
+        }
+        while let slot = unchanged.first, slot.version <= oldest {
+            forget(slot)
+            _ = unchanged.popFirst()
+        }
+    }
+
+    /// Forgets the key of `slot`, unless it was remembered again later, under a newer slot (as
+    /// among the records loaded at start-up, after the window was widened): one map operation,
+    /// to remove, and a second only to put such an entry back.
+    private mutating func forget(_ slot: (version: Int, key: KeyDigest)) {
+        if let removed = shards[slot.key.shard].removeValue(forKey: slot.key), removed.version > slot.version {
+            shards[slot.key.shard][slot.key] = removed
+        }
+    }
+
+    /// Remembered keys in commit order, in chunks of `chunkSize`; `chunks[0][head...]` is still
+    /// to be forgotten.
+    private struct Slots {
+        private var chunks: [[(version: Int, key: KeyDigest)]] = []
+        private var head = 0
+        private(set) var count = 0
+
+        var first: (version: Int, key: KeyDigest)? { count == 0 ? nil : chunks[0][head] }
+
+        mutating func append(_ version: Int, _ key: KeyDigest) {
+            if chunks.isEmpty || chunks[chunks.count - 1].count == IdempotencyMemory.chunkSize {
+                var chunk: [(version: Int, key: KeyDigest)] = []
+                chunk.reserveCapacity(IdempotencyMemory.chunkSize)
+                chunks.append(chunk)
             }
-            orderHead += 1
-            if orderHead == Self.chunkSize {
-                order.removeFirst()
-                orderHead = 0
+            chunks[chunks.count - 1].append((version, key))
+            count += 1
+        }
+
+        mutating func popFirst() -> (version: Int, key: KeyDigest)? {
+            guard let slot = first else { return nil }
+            count -= 1
+            head += 1
+            if head == chunks[0].count && (head == IdempotencyMemory.chunkSize || count == 0) {
+                chunks.removeFirst()
+                head = 0
             }
+            return slot
         }
     }
 }

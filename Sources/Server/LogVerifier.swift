@@ -70,16 +70,23 @@ public enum LogVerifier {
         for version in snapshots.keys where version > state.version {
             report.problems.append("\(game): a snapshot at version \(version) is past the last event (\(state.version))")
         }
-        // A key is remembered for the window's events after its record; used again later, it
-        // is a new request and commits again.
-        var lastSeen: [String: Int64] = [:]
+        // A key is remembered for the window's events after its record, and the key of a
+        // command that changed nothing only until `idempotencyWindow` newer such keys followed
+        // it (`IdempotencyMemory`); used again later, it is a new request and commits again.
+        var lastSeen: [String: (version: Int64, unchangedIndex: Int?)] = [:]
+        var unchangedSeen = 0
         for record in try store.idempotencyRecords(game: game) {
             let owned = record.identity + "\u{0}" + record.key
-            if let earlier = lastSeen[owned], record.version - earlier < Int64(idempotencyWindow) {
-                report.problems.append("\(game): idempotency key \"\(record.key)\" of \(record.identity) appears twice, "
-                    + "at versions \(earlier) and \(record.version)")
+            if let earlier = lastSeen[owned] {
+                let pastTheWindow = record.version - earlier.version >= Int64(idempotencyWindow)
+                let pushedOut = earlier.unchangedIndex.map { unchangedSeen > $0 + idempotencyWindow } ?? false
+                if !pastTheWindow && !pushedOut {
+                    report.problems.append("\(game): idempotency key \"\(record.key)\" of \(record.identity) appears twice, "
+                        + "at versions \(earlier.version) and \(record.version)")
+                }
             }
-            lastSeen[owned] = record.version
+            lastSeen[owned] = (record.version, record.changedNothing ? unchangedSeen : nil)
+            if record.changedNothing { unchangedSeen += 1 }
             if record.version > Int64(state.version) || record.version < 1 {
                 report.problems.append("\(game): idempotency key \"\(record.key)\" names version \(record.version), outside 1...\(state.version)")
             }

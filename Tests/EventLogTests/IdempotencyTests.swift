@@ -39,6 +39,34 @@ import Testing
         }
     }
 
+    /// A command that changed nothing writes its record alone. Such records do not move the
+    /// version, so a window of versions does not bound them: a limit takes the newest, and
+    /// leaves every record of a change.
+    @Test func recordsOfCommandsThatChangedNothingAreMarkedAndLimited() throws {
+        try withTemporaryDirectory { dir in
+            let store = try EventStore(path: dir + "/log.sqlite")
+            defer { store.close() }
+            func record(_ key: String, version: Int64, changedNothing: Bool) -> IdempotencyRecord {
+                IdempotencyRecord(identity: "admin", key: key, fingerprint: "fp-\(key)", reply: "{}", version: version,
+                                  changedNothing: changedNothing)
+            }
+            let change = record("change", version: 1, changedNothing: false)
+            #expect(store.append(AppendRequest(game: "g", expected: 0, events: [event(1, key: "change")], idempotency: [change]))
+                    == .committed(version: 1))
+            let unchanged = (0..<4).map { record("same \($0)", version: 1, changedNothing: true) }
+            for record in unchanged {
+                #expect(store.append(AppendRequest(game: "g", expected: 1, events: [], idempotency: [record])) == .committed(version: 1))
+            }
+            let later = record("later", version: 2, changedNothing: false)
+            #expect(store.append(AppendRequest(game: "g", expected: 1, events: [event(2, key: "later")], idempotency: [later]))
+                    == .committed(version: 2))
+
+            #expect(try store.idempotencyRecords(game: "g") == [change] + unchanged + [later])
+            #expect(try store.idempotencyRecords(game: "g", unchangedLimit: 2) == [change] + unchanged[2...] + [later])
+            #expect(try store.idempotencyRecords(game: "g", afterVersion: 1, unchangedLimit: 0) == [later])
+        }
+    }
+
     @Test func eventsKeepTheIdempotencyKeyOfTheirRequest() throws {
         try withTemporaryDirectory { dir in
             let store = try EventStore(path: dir + "/log.sqlite")

@@ -6,26 +6,35 @@ import Testing
 private final class Waiting {}
 
 @Suite struct IdempotencyMemoryTests {
-    /// A random run of commits, re-uses and window moves, checked at every step against a plain
-    /// dictionary model: sharding and chunking must change nothing that can be observed.
+    /// A random run of commits (some of which change nothing), re-uses and window moves, checked
+    /// at every step against a plain dictionary model: sharding and chunking must change nothing
+    /// that can be observed, and of the keys that changed nothing only the newest are kept.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func matchesAPlainDictionary(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        var memory = IdempotencyMemory<Waiting>()
+        let unchangedLimit = 700
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: unchangedLimit)
         var model: [KeyDigest: Int] = [:]
+        var modelUnchanged: [(version: Int, key: KeyDigest)] = []
         var version = 0
         // Spans several order chunks, so trimming crosses chunk boundaries many times.
         for step in 0..<(IdempotencyMemory<Waiting>.chunkSize * 5) {
             let key = KeyDigest(owner: "player-\(random.next() % 5)", key: "k\(random.next() % 30_000)")
-            version += 1 + Int(random.next() % 3)
+            let changedNothing = random.next() % 3 == 0
+            if !changedNothing { version += 1 + Int(random.next() % 3) }
             if memory.lookup(key) == nil {
-                memory.remember(key, Fingerprint(digestOf: "request \(step)"), version: version)
+                memory.remember(key, Fingerprint(digestOf: "request \(step)"), version: version, changedNothing: changedNothing)
                 model[key] = version
+                if changedNothing {
+                    modelUnchanged.append((version, key))
+                    if modelUnchanged.count > unchangedLimit { model[modelUnchanged.removeFirst().key] = nil }
+                }
             }
             if random.next() % 50 == 0 {
                 let oldest = version - Int(random.next() % 3_000)
                 memory.forget(through: oldest)
                 model = model.filter { $0.value > oldest }
+                modelUnchanged.removeAll { $0.version <= oldest }
             }
             if step % 997 == 0 {
                 #expect(memory.count == model.count)
@@ -40,8 +49,24 @@ private final class Waiting {}
         #expect(memory.count == 0)
     }
 
+    /// However many keyed requests change nothing, memory keeps only the newest of their keys,
+    /// and never at the cost of a change's key.
+    @Test func keysOfRequestsThatChangedNothingAreKeptUpToTheLimit() {
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: 3)
+        let change = KeyDigest(owner: "ana", key: "unlock")
+        memory.remember(change, Fingerprint(digestOf: "unlock"), version: 7)
+        let unchanged = (0..<5).map { KeyDigest(owner: "ben", key: "same day \($0)") }
+        for key in unchanged { memory.remember(key, Fingerprint(digestOf: "x"), version: 7, changedNothing: true) }
+        #expect(memory.count == 4)
+        #expect(memory.lookup(unchanged[0]) == nil && memory.lookup(unchanged[1]) == nil)
+        for key in unchanged[2...] {
+            if case .done(_, let version)? = memory.lookup(key) { #expect(version == 7) } else { Issue.record("a newest key was forgotten") }
+        }
+        if case .done(_, let version)? = memory.lookup(change) { #expect(version == 7) } else { Issue.record("the change's key was pushed out") }
+    }
+
     @Test func aPendingKeyBecomesRememberedOrFreeAgain() {
-        var memory = IdempotencyMemory<Waiting>()
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: 1_000)
         let committed = KeyDigest(owner: "ana", key: "first")
         let failed = KeyDigest(owner: "ana", key: "second")
         let first = Waiting(), second = Waiting()
@@ -65,7 +90,7 @@ private final class Waiting {}
 
     @Test func aKeyRememberedTwiceOutlivesItsOlderSlot() {
         // As at start-up, when the records of a widened window hold one key twice.
-        var memory = IdempotencyMemory<Waiting>()
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: 1_000)
         let key = KeyDigest(owner: "ana", key: "reused")
         memory.remember(key, Fingerprint(digestOf: "first"), version: 1)
         memory.remember(KeyDigest(owner: "ben", key: "other"), Fingerprint(digestOf: "x"), version: 2)

@@ -80,6 +80,48 @@ import Testing
         #expect(outside["version"]?.intValue == committedAt + Self.window + 1)
     }
 
+    /// Keyed requests that change nothing move no version, so the window of versions alone
+    /// would keep every one of their keys, in memory and in what a start-up loads. Only the
+    /// newest `idempotency_window` of them are kept, and the key of a change is not pushed out.
+    @Test func keysOfRequestsThatChangedNothingAreKeptOnlyUpToTheWindow() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let first = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        let admin = try first.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        try admin.ok("set_day", ["day": 2])
+        let change: [String: JSONValue] = ["delta": 4, "reason": "kept", "idem": "change"]
+        let changeVersion = try #require(try admin.ok("adjust_points", change)["version"]?.intValue)
+        func sameDay(_ index: Int) -> [String: JSONValue] { ["day": 2, "idem": .string("same day \(index)")] }
+        for index in 0...Self.window {
+            try admin.ok("set_day", sameDay(index))
+        }
+        #expect(try admin.ok("ping")["version"]?.intValue == changeVersion, "setting the same day changes nothing")
+
+        #expect(try admin.ok("set_day", sameDay(Self.window))["replayed"] == true)
+        #expect(try admin.ok("set_day", sameDay(0))["replayed"] == nil, "the oldest key is decided again, as new")
+        #expect(try admin.ok("adjust_points", change)["replayed"] == true, "a change's key is not pushed out")
+        try first.stop()
+
+        // A start-up loads only the newest: key 0 again, and 2 to the window.
+        let second = try ServerHarness(dataDirectory: dir.path, configure: Self.configure)
+        let admin2 = try second.connect()
+        try admin2.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        #expect(try admin2.ok("set_day", sameDay(0))["replayed"] == true)
+        #expect(try admin2.ok("set_day", sameDay(2))["replayed"] == true)
+        #expect(try admin2.ok("set_day", sameDay(1))["replayed"] == nil)
+        let again = try admin2.ok("adjust_points", change)
+        #expect(again["replayed"] == true && again["version"]?.intValue == changeVersion)
+        try admin2.ok("set_day", sameDay(1))
+        try second.stop()
+
+        // `bq verify` knows the rule: a key used again only once it was pushed out.
+        #expect(try LogVerifier.verify(path: dir.path + "/birthdayquest.sqlite", idempotencyWindow: Self.window).problems == [])
+        let tooSoon = try LogVerifier.verify(path: dir.path + "/birthdayquest.sqlite", idempotencyWindow: Self.window + 1)
+        #expect(tooSoon.problems.count == 2, "\(tooSoon.problems)")
+        #expect(tooSoon.problems.first?.contains("\"same day 0\" of admin appears twice") == true, "\(tooSoon.problems)")
+    }
+
     /// Told only that nothing was committed, a person would make the change again under a new
     /// key, and twice: the refusal says it was made, and at which version.
     @Test func aRetryWhoseFirstReplyIsMissingFromTheLogSaysTheChangeWasMadeAndCommitsNothing() throws {

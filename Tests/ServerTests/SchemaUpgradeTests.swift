@@ -8,7 +8,8 @@ import Testing
 /// remembered keys when this server starts on it.
 @Suite struct SchemaUpgradeTests {
     /// Rewrites a current log into schema 1's layout: the log keyed by (game, version), every
-    /// idempotency record in its own table, no record of failed syncs.
+    /// idempotency record in its own table (not marked as changing nothing), no record of failed
+    /// syncs.
     private func downgradeToSchemaOne(_ path: String) throws {
         let connection = try SQLiteConnection(path: path, readOnly: false)
         defer { connection.close() }
@@ -27,6 +28,7 @@ import Testing
             DROP INDEX idempotency_by_version;
             CREATE INDEX idempotency_by_game ON idempotency(game, seq);
             DROP TABLE failed_commits;
+            ALTER TABLE idempotency DROP COLUMN unchanged;
             PRAGMA user_version=1;
             COMMIT;
             """)
