@@ -375,7 +375,7 @@ final class PlaySession: @unchecked Sendable {
         var worst = Outcome.ok
         if mode == .interactive {
             terminal.whenInterrupted { [client, terminal] in
-                _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the timeline")
+                _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the board, the points and the timeline")
             }
         }
         while let line = readInput(style.bold("> ")) {
@@ -403,7 +403,7 @@ final class PlaySession: @unchecked Sendable {
 
     /// A one-shot or a script has said what it left unconfirmed already.
     private func mayLeave(asking: Bool = true) -> Bool {
-        mode != .interactive || mayLeaveKeptChanges(of: client, terminal: terminal, asking: asking, check: "the timeline")
+        mode != .interactive || mayLeaveKeptChanges(of: client, terminal: terminal, asking: asking, check: "the board, the points and the timeline")
     }
 
     // MARK: Commands
@@ -627,7 +627,11 @@ final class PlaySession: @unchecked Sendable {
             // The title of the option done: option B has its own.
             let challenge = self.current?.json["challenges"]?[id]
             let title = (option == "b" ? challenge?["option_b"]?["title"] : challenge?["title"])?.stringValue ?? id
-            return ["Completed “\(title)”. Points: \(reply.result["points"]?.intValue ?? 0) ✦"]
+            // A script or a one-shot that named no option of a 2-in-1 gets A: said outright,
+            // since it cannot be undone.
+            let chosenForThem = option == nil && challenge?["option_b"]?["title"]?.stringValue != nil
+                ? " as option A (no --option b was given)" : ""
+            return ["Completed “\(title)”\(chosenForThem). Points: \(reply.result["points"]?.intValue ?? 0) ✦"]
         }
     }
 

@@ -5,8 +5,6 @@ import JSON
 struct PlayView {
     let json: JSONValue
     let style: Style
-    /// Ids line up in one column on every list: dares' ids (`dare-priya`) are longer than `c01`.
-    let idWidth: Int
     /// The terminal's width, read once per screen; nil for a pipe.
     let columns: Int?
 
@@ -14,8 +12,6 @@ struct PlayView {
         self.json = json.terminalSafe
         self.style = style
         columns = Terminal.columns
-        let ids = (json["challenges"]?.objectValue?.keys.map { $0 } ?? []) + (json["rewards"]?.objectValue?.keys.map { $0 } ?? [])
-        idWidth = max(4, ids.map(\.count).max() ?? 0)
     }
 
     var game: JSONValue { json["game"] ?? .null }
@@ -132,7 +128,9 @@ struct PlayView {
         case "delivered": mark = "✉"; statusText = "delivered"; paint = style.magenta
         default: mark = "·"; statusText = "open"; paint = { $0 }
         }
-        let title = challenge["title"]?.stringValue ?? id
+        // Once done, the option done: option B has its own title.
+        let doneAsB = status == "completed" && challenge["option"]?.stringValue == "b"
+        let title = (doneAsB ? challenge["option_b"]?["title"]?.stringValue : nil) ?? challenge["title"]?.stringValue ?? id
         var facts: [String] = []
         if challenge["secret"]?.boolValue == true {
             facts.append("dare by \(name(of: challenge["author"]?.stringValue))")
@@ -140,9 +138,9 @@ struct PlayView {
             if let category = challenge["category"]?.stringValue { facts.append(category) }
             if let difficulty = challenge["difficulty"]?.stringValue { facts.append(difficulty) }
         }
-        facts.append("\(challenge["points"]?.intValue ?? 0) ✦")
         if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
-        return ListRow(mark: mark, id: id, title: title, status: statusText, paint: paint, facts: facts.joined(separator: " · "))
+        return ListRow(mark: mark, id: id, title: title, status: statusText, paint: paint,
+                       price: "\(challenge["points"]?.intValue ?? 0) ✦", facts: facts.joined(separator: " · "))
     }
 
     func rewardsList(withContents: Bool = true) -> [String] {
@@ -180,44 +178,62 @@ struct PlayView {
             mark = style.dim("·"); status = "locked"; paint = style.dim
         }
         let title = reward["title"]?.stringValue ?? id
-        let facts = "from \(reward["from"]?.stringValue ?? "?") · \(reward["type"]?.stringValue ?? "?") · \(cost) ✦"
-        return ListRow(mark: mark, id: id, title: title, status: status, paint: paint, facts: facts)
+        let facts = "\(reward["type"]?.stringValue ?? "?") · from \(reward["from"]?.stringValue ?? "?")"
+        return ListRow(mark: mark, id: id, title: title, status: status, paint: paint, price: "\(cost) ✦", facts: facts)
     }
 
-    /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), facts.
+    /// One row of the board or the rewards: mark, id, title, status (`paint` colours it), the
+    /// points it gives or costs, and other facts.
     struct ListRow {
         let mark: String
         let id: String
         let title: String
         let status: String
         let paint: (String) -> String
+        let price: String
         let facts: String
     }
 
-    /// Rows laid out together, in columns that line up: the status column as wide as the
-    /// widest status among them, the titles 32 columns and two spaces; status before the facts, which vary
-    /// most in length. On a terminal too narrow for the widest row, the titles give up room
-    /// first (down to 16), then a row's facts are cut: a row never wraps. Lists indent rows by
-    /// 2, which the width allows for.
+    /// Rows laid out together, in columns that line up: ids as wide as the widest among them,
+    /// the titles 32 columns and two spaces, then the status as wide as the widest, the points
+    /// (aligned right), and the other facts, which vary most in length. On a terminal too narrow
+    /// for the widest row, the titles give up room first (down to 16), then a row's other facts
+    /// are cut, never the points. Narrower still (a phone), a row is its mark, id, title and
+    /// points alone: the mark tells the status. A row never wraps. Lists indent rows by 2, which
+    /// the width allows for.
     func laidOut(_ rows: [ListRow]) -> [String] {
+        let idWidth = max(4, rows.map { $0.id.terminalColumns }.max() ?? 0)
         let statusWidth = rows.map { $0.status.terminalColumns }.max() ?? 0
+        let priceWidth = rows.map { $0.price.terminalColumns }.max() ?? 0
         // Indent; mark, id and status, each with the space after it; the two spaces after the
-        // title (one, and a title of the full width reads as running into its status).
-        let fixed = 2 + 2 + idWidth + 1 + statusWidth + 1 + 2
+        // title (one, and a title of the full width reads as running into its status); points.
+        let fixed = 2 + 2 + idWidth + 1 + statusWidth + 1 + 2 + priceWidth
+        let minimumTitle = 16
+        if let columns, columns - fixed < minimumTitle {
+            let titleWidth = max(4, columns - (2 + 2 + idWidth + 1 + 1 + priceWidth))
+            return rows.map { row in
+                "\(row.mark) \(style.cyan(padded(row.id, idWidth))) \(row.paint(fitted(row.title, titleWidth))) "
+                    + style.dim(rightAligned(row.price, priceWidth))
+            }
+        }
         var titleWidth = 32
         if let columns {
-            let widestFacts = rows.map { $0.facts.terminalColumns }.max() ?? 0
-            titleWidth = max(16, min(titleWidth, columns - fixed - widestFacts))
+            let widestFacts = rows.map { $0.facts.isEmpty ? 0 : 3 + $0.facts.terminalColumns }.max() ?? 0
+            titleWidth = max(minimumTitle, min(titleWidth, columns - fixed - widestFacts))
         }
         return rows.map { row in
-            var shownFacts = row.facts
+            var shownFacts = row.facts.isEmpty ? "" : " · " + row.facts
             if let columns {
                 let room = columns - fixed - titleWidth
-                if row.facts.terminalColumns > room { shownFacts = room > 1 ? fitted(row.facts, room) : "" }
+                if shownFacts.terminalColumns > room { shownFacts = room > 4 ? fitted(shownFacts, room) : "" }
             }
             return "\(row.mark) \(style.cyan(padded(row.id, idWidth))) \(fitted(row.title, titleWidth))  "
-                + "\(row.paint(padded(row.status, statusWidth))) \(style.dim(shownFacts))"
+                + "\(row.paint(padded(row.status, statusWidth))) \(style.dim(rightAligned(row.price, priceWidth) + shownFacts))"
         }
+    }
+
+    private func rightAligned(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.terminalColumns)) + text
     }
 
     func contentLines(_ content: JSONValue, indent: String) -> [String] {

@@ -146,7 +146,7 @@ import Testing
         #expect(sam.output.waitFor("Type help for commands."))
 
         mia.send("complete c01 done")
-        #expect(mia.output.waitFor("Completed “Sunrise Swim”. Points: 75 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Completed “Sunrise Swim” as option A (no --option b was given). Points: 75 ✦"), "\(mia.output.text)")
         mia.send("unlock r02")
         #expect(mia.output.waitFor("Unlocked r02! Points: 25 ✦"), "\(mia.output.text)")
         #expect(sam.output.waitFor("Gift unlocked: “"), "news to the others: \(sam.output.text)")

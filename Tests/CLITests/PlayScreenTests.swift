@@ -74,4 +74,28 @@ import Testing
             #expect(rows.allSatisfy { $0.count <= Int(columns)! }, "no row wraps at \(columns) columns:\n\(board.out)")
         }
     }
+
+    /// On a phone's 40 columns a row keeps its mark, id, title and points, and fits; on 80, a
+    /// dare's long id on the board takes no room from the rewards' costs, which come before the
+    /// other facts and are never cut.
+    @Test func pointsAndCostsShowOnAnyWidth() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let dare = try BQProcess.run(["play"] + server.address + ["--character", "theo", "dare", "save", "Sing", "Sing loudly", "50"],
+                                     home: home)
+        #expect(dare.status == 0, "\(dare.err)")
+        for columns in [40, 80] {
+            for list in ["board", "rewards"] {
+                let shown = try BQProcess.run(["play"] + server.address + [list], home: home, environment: ["COLUMNS": String(columns)])
+                #expect(shown.status == 0, "\(shown.err)")
+                let rows = shown.out.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains(" ✦") }
+                // The board: 15 challenges and Theo's dare; the rewards: 9, and the one Theo gave.
+                #expect(rows.count == (list == "board" ? 16 : 10), "\(list) at \(columns) columns:\n\(shown.out)")
+                #expect(rows.allSatisfy { $0.count <= columns }, "no row wraps at \(columns) columns:\n\(shown.out)")
+                let costs = rows.filter { $0.range(of: #"\d+ ✦"#, options: .regularExpression) != nil }
+                #expect(costs.count == rows.count, "every row shows its points at \(columns) columns:\n\(shown.out)")
+            }
+        }
+    }
 }

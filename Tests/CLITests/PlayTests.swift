@@ -448,5 +448,8 @@ import Testing
         let keyInProof = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c06", "text", "hello", "--idem=k2"],
                                            home: home)
         #expect(keyInProof.status == 64, "\(keyInProof.out) \(keyInProof.err)")
+        // No one to ask: a 2-in-1 done without `--option` is option A, and the answer says so.
+        let unasked = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c01"], home: home)
+        #expect(unasked.out.contains("Completed “Sunrise Swim” as option A (no --option b was given)"), "\(unasked.out) \(unasked.err)")
     }
 }
