@@ -305,6 +305,11 @@ final class GameHub {
             server.logger.critical("a stored reply is not JSON", metadata: ["game": "\(name)", "version": "\(version)"])
             return target.error(request.id, unreadableAnswer(version: version))
         }
+        // The reply names a version this connection's view may not have reached (the first
+        // answer went to another device of the same player while this one's patches were held):
+        // its view comes first, as for any answer (`publish`).
+        let connection = target.connection
+        if connection.hub === self, connection.isHoldingPatches { connection.endHoldingPatches() }
         target.ok(request.id, version: version, encodedResult: bytes, replayed: true)
     }
 

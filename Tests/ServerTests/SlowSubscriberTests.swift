@@ -75,4 +75,38 @@ import Testing
         #expect(slow.mirror?["challenges"]?["c01"]?["description"] == Self.edit(299 + Self.mutations)["description"])
         #expect(slow.problems == [])
     }
+
+    /// A retry answered from the log names the version its first answer named. When that
+    /// answer went to another device of the same player while this one's patches were held, the
+    /// view must still come first: a snapshot, then the replayed answer.
+    @Test func aReplayToAHeldSubscriberComesAfterItsView() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path) { config in
+            config.limits.maxQueuedBytes = 64 << 10
+            config.limits.requestsPerSecond = 1_000_000
+        }
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let phone = try server.connect(receiveBufferBytes: 4096)
+        phone.label = "phone"
+        let token = try #require(try phone.ok("claim", ["character": "mia", "device": "phone"])["result"]?["token"])
+        try phone.subscribe()
+        let laptop = try server.connect()
+        try laptop.ok("auth", ["token": token])
+
+        // Far more patch bytes than the kernel's buffers on both ends take: the phone, not
+        // reading, is held.
+        _ = try Self.commit(0..<3_000, on: admin)
+        let keyed: [String: JSONValue] = ["challenge": "c02", "proof": ["kind": "done"], "idem": "from the laptop"]
+        let first = try laptop.ok("complete_challenge", keyed)
+        let version = try #require(first["version"]?.intValue)
+
+        let retry = try phone.reply(to: try phone.send("complete_challenge", keyed))
+        #expect(retry["replayed"] == true && retry["version"]?.intValue == version, "\(retry.serialized())")
+        #expect(phone.mirrorVersion >= version, "the replay named version \(version) ahead of the view, at \(phone.mirrorVersion)")
+        try phone.checkMirror(step: "after the replay")
+        #expect(phone.problems == [])
+    }
 }
