@@ -450,6 +450,7 @@ final class GameHub {
     }
 
     private func finish(_ entry: PendingCommand, version: Int) {
+        guard !entry.answeredAhead else { return }
         if let refusal = entry.refusal { return entry.target.error(entry.request.id, refusal) }
         func answer(_ target: ReplyTarget, _ id: RequestID, replayed: Bool) {
             if let encoded = entry.encodedResult {
@@ -479,14 +480,15 @@ final class GameHub {
             // Its changes still waiting behind other players' commits were decided after the
             // revocation (everything decided before it is answered by now, in order): refused
             // for the token, a refusal that the revocation, now durable, makes final. They are
-            // answered before the `bye` rather than left without a reply. (Answered again when
-            // their turn comes, they find the connection closed.) Any other refusal waits for
+            // answered before the `bye` rather than left without a reply, and not again when
+            // their turn comes. Any other refusal waits for
             // the commits it was decided on, as ever. Lines behind them do not start: they would
             // be answered after the `bye`, or not at all.
             connection.stopStartingLines()
             for entry in pending.elements
             where entry.refusal?.code == .unauthenticated && entry.target.connection === connection {
                 finish(entry, version: entry.versionAfter)
+                entry.answeredAhead = true
             }
             connection.sayGoodbye(.unclaimed)
         }

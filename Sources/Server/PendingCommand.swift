@@ -32,6 +32,9 @@ final class PendingCommand {
     /// disk: it waits for them like any answer that writes nothing, since it was decided on a
     /// state they may never make durable.
     let refusal: ProtocolError?
+    /// The refusal went out ahead of its turn: a revocation, durable, made it final
+    /// (`GameHub.revokeStaleTokens`). Its turn answers nothing.
+    var answeredAhead = false
 
     init(seq: UInt64, request: Request, events: [Event], versionAfter: Int, result: JSONValue, target: ReplyTarget,
          key: IdempotencyKey?, fingerprint: Fingerprint?, onCommitted: ((GameState) -> Void)?,
