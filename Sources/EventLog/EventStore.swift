@@ -56,6 +56,14 @@ public final class EventStore {
             }
         }
         if options.checkIntegrity { try checkIntegrity() }
+        if !options.readOnly {
+            // A WAL that a long read held from starting over (a backup, say) keeps its peak size
+            // on disk otherwise, until the server stops: SQLite cuts it back to this when it
+            // starts over, which it does only after a checkpoint, never inside a busy stretch.
+            let pageSize = try connection.integer("PRAGMA page_size")
+            let limit = Int64(options.walCheckpointPages) * Int64(EventWriter.walSoftLimitFactor) * pageSize
+            try connection.execute("PRAGMA journal_size_limit=\(limit)")
+        }
         try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")
         connection.installWALHook()
         try migrate()

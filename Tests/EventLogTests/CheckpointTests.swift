@@ -1,4 +1,5 @@
 import Foundation
+import SQLite
 import Testing
 @testable import EventLog
 
@@ -22,6 +23,40 @@ import Testing
             let walBytes = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
             // 300 commits of 2 KB without checkpoints leave a WAL of several MiB.
             #expect(walBytes < 1 << 20, "the WAL grew to \(walBytes) bytes")
+        }
+    }
+
+    /// A long read (a backup) keeps the WAL from starting over, so it grows past any threshold;
+    /// once the read ends and a checkpoint catches up, the file is cut back, not left at its peak.
+    @Test func aWALThatAReadHeldBackIsCutBackOnceItStartsOver() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/wal.db"
+            let pages = 10
+            let store = try EventStore(path: path, options: StoreOptions(walCheckpointPages: pages))
+            defer { store.close() }
+            var version: Int64 = 0
+            func commit(_ count: Int) throws {
+                for _ in 0..<count {
+                    let event = NewEvent(type: "t", actor: "a", at: 1, payload: String(repeating: "x", count: 2_000))
+                    #expect(store.append(AppendRequest(game: "g", expected: version, events: [event])) == .committed(version: version + 1))
+                    version += 1
+                    try store.checkpointIfNeeded()
+                }
+            }
+            func walBytes() throws -> Int { try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0 }
+            try commit(5)
+            let reader = try SQLiteConnection(path: path, readOnly: true)
+            try reader.execute("BEGIN")
+            _ = try reader.integer("SELECT count(*) FROM events")
+            try commit(300)
+            let peak = try walBytes()
+            #expect(peak > 1 << 20, "the read did not hold the WAL back: \(peak) bytes")
+            try reader.execute("COMMIT")
+            reader.close()
+            try commit(20)
+            let limit = pages * EventWriter.walSoftLimitFactor * 4096
+            let after = try walBytes()
+            #expect(after <= limit, "the WAL stayed at \(after) bytes (peak \(peak), limit \(limit))")
         }
     }
 }
