@@ -1,6 +1,7 @@
 import Foundation
 @testable import EventLog
 import JSON
+import POSIXSupport
 import Testing
 
 /// The real executable under load: SIGTERM drains and says bye; SIGKILL loses nothing
@@ -42,6 +43,51 @@ import Testing
         bq.signal(SIGTERM)
         holder.close()
         #expect(bq.waitForExit() == .exited(0))
+    }
+
+    /// A stop waits for the commits under way; while the disk does not answer (here another
+    /// connection holds the log's write lock), a second SIGTERM stops the process at once, and
+    /// the log is whole for the next start.
+    @Test func aSecondSigtermStopsAServerWaitingOnItsDisk() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let bq = try BQProcess(dataDirectory: dir.path, environment: ["BQ_BUSY_TIMEOUT_MS": "120000"])
+        let admin = try TestClient(port: bq.port)
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let made = try #require(try admin.ok("adjust_points", ["delta": 5, "reason": "made"])["version"]?.intValue)
+        let locker = try EventStore(path: dir.path + "/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        _ = try admin.send("adjust_points", ["delta": 7, "reason": "held", "idem": "held"])
+        // Asked on a connection of its own: replies come in order, so this one's wait behind the held change.
+        let prober = try TestClient(port: bq.port)
+        try prober.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        try #require(try prober.waitUntilDecided(atVersion: made + 1), "the held change was never decided")
+
+        bq.signal(SIGTERM)
+        // The first stops taking connections; the second may come any time after it.
+        var refused = false
+        for _ in 0..<5_000 where !refused {
+            refused = (try? BlockingLineSocket(host: "127.0.0.1", port: bq.port)) == nil
+            if !refused { usleep(2_000) }
+        }
+        #expect(refused, "the server never began to stop")
+        #expect(bq.waitForExit(seconds: 1) == nil, "it waits for the held commit")
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit(seconds: 30) == .signalled(SIGTERM))
+        try locker.executeForTesting("ROLLBACK")
+
+        let again = try BQProcess(dataDirectory: dir.path)
+        defer {
+            again.signal(SIGTERM)
+            _ = again.waitForExit()
+        }
+        let admin2 = try TestClient(port: again.port)
+        try admin2.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        #expect(try admin2.ok("ping")["version"]?.intValue == made, "what was made is there, what was held is not")
+        let retried = try admin2.ok("adjust_points", ["delta": 7, "reason": "held", "idem": "held"])
+        #expect(retried["replayed"] == nil && retried["version"]?.intValue == made + 1)
     }
 
     /// Runs load against a fresh `bq serve`, sends the signal once every client is warm.
