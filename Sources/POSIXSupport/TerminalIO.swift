@@ -11,6 +11,13 @@ public enum TerminalIO {
         return Int(size.ws_col)
     }
 
+    /// The height, in rows, of the terminal standard output goes to; nil when it goes elsewhere.
+    public static var rows: Int? {
+        var size = winsize()
+        guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return nil }
+        return Int(size.ws_row)
+    }
+
     /// The next byte of standard input, waiting for it; nil at its end or on an error.
     public static func readByte() -> UInt8? {
         var byte: UInt8 = 0

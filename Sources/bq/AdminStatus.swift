@@ -82,11 +82,16 @@ struct AdminWatch: ParsableCommand {
         try connection.withContext(watch)
     }
 
+    /// How often the screen is read again with no change to the game: who is online is not
+    /// pushed, and the organizer watching wants it current.
+    static let presenceSeconds = 2
+
     private func watch(_ context: AdminContext) throws {
         let terminal = context.terminal
         let changed = DispatchSemaphore(value: 0)
         // The observer only signals: status needs requests, which must not run on the reader thread.
         let notices = ConnectionNotices()
+        let noticeShown = Flag()
         context.client.onEvent { event in
             switch event {
             case .patch, .snapshot: changed.signal()
@@ -94,7 +99,10 @@ struct AdminWatch: ParsableCommand {
                 _ = notices.line(for: event, style: terminal.style)  // the redraw says it
                 changed.signal()
             case .bye, .disconnected, .reconnectRefused:
-                if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) }
+                if let line = notices.line(for: event, style: terminal.style) {
+                    terminal.line(line)
+                    noticeShown.set()
+                }
             default: break
             }
         }
@@ -104,24 +112,68 @@ struct AdminWatch: ParsableCommand {
             terminal.error(error.description.terminalSafe)
             throw ExitCode(error.exitStatus)
         }
-        var shownVersion = -1
+        let isTerminal = isatty(STDOUT_FILENO) == 1
+        var shown: (version: Int, lines: [String])?
         while true {
-            changed.wait()
             let version = context.client.version
-            if version == shownVersion { continue }
-            shownVersion = version
-            guard let lines = try? AdminScreens.fetchStatus(context, events: 8) else { continue }
-            // Redrawing is a terminal's business, colours or not (--no-color, NO_COLOR); a pipe
-            // gets each screen after a separator.
-            if isatty(STDOUT_FILENO) == 1 { terminal.line("\u{1B}[2J\u{1B}[H") } else { terminal.line("──── version \(version) ────") }
-            for line in lines { terminal.line(line) }
+            let columns = Terminal.columns
+            guard let status = try? AdminScreens.fetchStatus(context, events: 8, columns: columns) else {
+                _ = changed.wait(timeout: .now() + .seconds(Self.presenceSeconds))
+                continue
+            }
+            // A screen that says the same as the one shown is not drawn again, unless a notice
+            // about the connection was printed under it since.
+            if noticeShown.take() || shown?.version != version || shown?.lines != status {
+                shown = (version, status)
+                // Redrawing is a terminal's business, colours or not (--no-color, NO_COLOR); a
+                // pipe gets each screen after a separator.
+                if isTerminal {
+                    terminal.line("\u{1B}[2J\u{1B}[H")
+                    for line in Self.fitted(status, rows: (Terminal.rows ?? 24) - 1, columns: columns ?? 80) { terminal.line(line) }
+                } else {
+                    terminal.line("──── version \(version) ────")
+                    for line in status { terminal.line(line) }
+                }
+            }
+            _ = changed.wait(timeout: .now() + .seconds(Self.presenceSeconds))
+        }
+    }
+
+    /// The status cut to a screen of `rows`, so that its top (the numbers) never scrolls away:
+    /// the oldest of the newest events go first, then whatever is at the bottom.
+    static func fitted(_ lines: [String], rows: Int, columns: Int) -> [String] {
+        func height(_ line: String) -> Int { Terminal.rowsBelowTheFirst(line.withoutEscapes, width: max(1, columns)) + 1 }
+        var lines = lines
+        var total = lines.reduce(0) { $0 + height($1) }
+        if let header = lines.firstIndex(where: { $0.withoutEscapes == AdminScreens.newestEventsHeading }) {
+            while total > rows, header + 2 < lines.count {
+                total -= height(lines.remove(at: header + 1))
+            }
+        }
+        while total > rows, lines.count > 1 { total -= height(lines.removeLast()) }
+        return lines
+    }
+
+    /// Set by the connection's reader thread, taken by the watching loop.
+    private final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        // Guarded by `lock`.
+        private var isSet = false
+
+        func set() { lock.withLock { isSet = true } }
+
+        func take() -> Bool {
+            lock.withLock {
+                defer { isSet = false }
+                return isSet
+            }
         }
     }
 }
 
 enum AdminScreens {
     /// Reads the state and the newest `events` events, and lays them out.
-    static func fetchStatus(_ context: AdminContext, events: Int) throws(ClientError) -> [String] {
+    static func fetchStatus(_ context: AdminContext, events: Int, columns: Int? = nil) throws(ClientError) -> [String] {
         let (version, view) = try context.client.fetchState()
         let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
         var connected: [String: Int] = [:]
@@ -129,12 +181,15 @@ enum AdminScreens {
             if let id = character["id"]?.stringValue, let count = character["connected"]?.intValue { connected[id] = count }
         }
         return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [],
-                      connected: connected, style: context.style)
+                      connected: connected, style: context.style, columns: columns)
     }
 
+    static let newestEventsHeading = "Newest events"
+
     /// `connected`: signed-in connections per character, as `characters` tells the organizer.
+    /// With `columns`, each event's data is cut to fit one row.
     static func status(view: JSONValue, version: Int, events: [JSONValue], connected: [String: Int] = [:],
-                       style: Style) -> [String] {
+                       style: Style, columns: Int? = nil) -> [String] {
         let view = view.terminalSafe
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
@@ -156,19 +211,22 @@ enum AdminScreens {
                 lines.append("  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(padded(dare["status"]?.stringValue ?? "?", 9))  “\(dare["title"]?.stringValue ?? "")”")
             }
         }
-        lines.append(style.bold("Newest events"))
+        lines.append(style.bold(newestEventsHeading))
         if events.isEmpty { lines.append(style.dim("  none")) }
-        for event in events { lines.append("  " + Self.event(event, style: style)) }
+        for event in events { lines.append("  " + Self.event(event, style: style, columns: columns.map { $0 - 2 })) }
         return lines
     }
 
-    static func event(_ event: JSONValue, style: Style) -> String {
+    /// One event on one line: its data cut at 100 characters, or to what `columns` leaves.
+    static func event(_ event: JSONValue, style: Style, columns: Int? = nil) -> String {
         let event = event.terminalSafe
         let version = event["version"]?.intValue ?? 0
         let at = event["at"]?.stringValue ?? ""
         let actor = event["actor"]?.stringValue ?? (event["actor"]?.isNull == false ? event["actor"]!.serialized() : "system")
+        let head = "v\(version) \(at) \(event["type"]?.stringValue ?? "?") by \(actor) "
+        let room = columns.map { min(100, $0 - head.terminalColumns) } ?? 100
         let data = event["data"].map { $0.serialized(sortedKeys: true) } ?? ""
-        let shortData = data.count > 100 ? String(data.prefix(97)) + "..." : data
+        let shortData = data.terminalColumns <= room ? data : room > 1 ? fitted(data, room) : ""
         return "\(style.cyan("v\(version)")) \(style.dim(at)) \(event["type"]?.stringValue ?? "?") by \(actor) \(style.dim(shortData))"
     }
 }

@@ -34,6 +34,9 @@ final class Terminal: @unchecked Sendable {
         return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
+    /// The terminal's height when output goes to one.
+    static var rows: Int? { TerminalIO.rows }
+
     /// `body` runs when Ctrl-C is about to end the process, at the prompt or while a command
     /// runs: the last words of a session that leaves something behind (a change kept to be
     /// sent again, or one still waiting for its answer).

@@ -280,6 +280,44 @@ import Testing
         #expect(watch.output.waitFor("day 4 · version 2"))
     }
 
+    /// Who is online is not pushed: the watch reads it again every few seconds, and redraws
+    /// when it changed although the game did not.
+    @Test func watchShowsWhoComesOnlineWithoutAChangeToTheGame() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "whoami"], home: home)
+        #expect(claimed.status == 0, "\(claimed.err)")
+        let watch = try BQProcess(["admin", "watch"] + server.adminFlags)
+        defer { watch.kill() }
+        #expect(watch.output.waitFor("claimed · offline"), "\(watch.output.text)")
+        let mia = try BQProcess(["play"] + server.address, home: home)
+        defer { mia.kill() }
+        #expect(mia.output.waitFor("Type help for commands."), "\(mia.output.text)")
+        #expect(watch.output.waitFor("claimed · online"), "\(watch.output.text)")
+        #expect(!watch.output.text.contains("──── version 3"), "no change to the game was made")
+    }
+
+    /// On a terminal the status fits the screen, so its numbers stay in sight: the oldest of the
+    /// newest events give way, and no event's data runs past the edge.
+    @Test func watchFitsTheScreen() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for index in 0..<10 {
+            let adjusted = try BQProcess.run(["admin", "adjust-points", "5", "--reason", String(repeating: "bonus \(index) ", count: 12)]
+                                             + server.adminFlags)
+            #expect(adjusted.status == 0, "\(adjusted.err)")
+        }
+        let watch = try TerminalProcess(["admin", "watch"] + server.adminFlags, home: try makeTemporaryDirectory(), columns: 80, rows: 24)
+        #expect(watch.screen.waitFor("version 11"), "\(watch.screen.text)")
+        #expect(watch.screen.waitFor("\r\n  v11 "), "\(watch.screen.text)")
+        let lastScreen = watch.screen.text.components(separatedBy: "\u{1B}[2J\u{1B}[H").last ?? ""
+        let rows = lastScreen.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(rows.count <= 23, "\(rows.count) rows on a screen of 24:\n\(lastScreen)")
+        #expect(rows.allSatisfy { $0.count <= 80 }, "a row wider than the screen:\n\(lastScreen)")
+        #expect(rows.first?.contains("· day 1 · version 11") == true && rows.contains { $0.hasPrefix("Points 50 ✦") }, "\(lastScreen)")
+    }
+
     @Test func aRewardsGiverCanBeForgottenAndThenNoLongerReadsItEarly() throws {
         let server = try ServerProcess()
         defer { server.stop() }

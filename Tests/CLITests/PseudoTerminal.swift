@@ -13,7 +13,7 @@ final class TerminalProcess: @unchecked Sendable {
     let errors: OutputCollector
     private let exited: DispatchSemaphore
 
-    init(_ arguments: [String], home: URL, columns: UInt16 = 80) throws {
+    init(_ arguments: [String], home: URL, columns: UInt16 = 80, rows: UInt16 = 40) throws {
         let executable = try bqExecutable()
         // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
         // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
@@ -22,7 +22,7 @@ final class TerminalProcess: @unchecked Sendable {
         guard master >= 0 else { throw TestFailure("no pseudo-terminal: \(String(cString: strerror(errno)))") }
         var unlock: Int32 = 0
         var number: UInt32 = 0
-        var size = winsize(ws_row: 40, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
+        var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
         guard ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0,
               ioctl(master, UInt(TIOCSWINSZ), &size) == 0 else {
             close(master)
