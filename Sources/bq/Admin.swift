@@ -170,9 +170,11 @@ extension Admin {
         if operation.isDestructive {
             // Not asked about what the game shows cannot be done: the answer would not matter.
             if let view = currentView?(), let seen = operation.refusalFrom(view) {
-                // Items are never removed, but one just added may not have reached the view yet:
-                // what it lacks is asked of the server; unanswered, the server decides.
-                let refusal = seen.errorCode != .notFound ? seen
+                // Items are never removed, but one just added may not have reached the view yet,
+                // and points just earned may not have either: what it lacks is asked of the
+                // server; unanswered, the server decides.
+                let lasting = seen.errorCode != .notFound && seen.errorCode != .insufficientPoints
+                let refusal = lasting ? seen
                     : (try? context.client.request("state", [:], timeout: 2))?.result["state"].flatMap(operation.refusalFrom)
                 if let refusal { return .refused(.refused(refusal)) }
             }

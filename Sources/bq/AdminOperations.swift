@@ -124,7 +124,10 @@ struct AdminUnclaim: AdminChange {
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        context.done("\(character) is free to claim again.", try context.change("unclaim", ["character": .string(character)]))
+        let wasClaimed = (try? context.gameView())?["characters"]?[character]?["claimed"]?.boolValue
+        let reply = try context.change("unclaim", ["character": .string(character)])
+        // Unclaiming a free character changes nothing: said so, not as if it freed someone.
+        return context.done(wasClaimed == false ? "\(character) was not claimed: nothing changed." : "\(character) is free to claim again.", reply)
     }
 }
 
@@ -154,6 +157,11 @@ struct AdminAdjustPoints: AdminChange {
                 + "e.g. --reason \"\(reason) \(rest)\"")
         }
         guard let delta, delta != 0 else { throw ValidationError("give one non-zero whole number, e.g. 50 or -20") }
+    }
+
+    func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
+        guard let delta, delta < 0, let points = view["game"]?["points"]?.intValue, points + delta < 0 else { return nil }
+        return ServerRefusal(op: "adjust_points", code: "insufficient_points", message: "Not enough points: have \(points), cannot take \(-delta)")
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {

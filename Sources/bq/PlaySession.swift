@@ -470,6 +470,7 @@ final class PlaySession: @unchecked Sendable {
             }
             // `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
             refused(name.hasPrefix("-") && mode == .oneShot ? "Unknown option \(name) (bq play --help lists them)."
+                : mode == .oneShot ? "Unknown command \(name) (bq play help lists the commands)."
                 : "Unknown command \(name). Type help for the list.")
             return .usage
         }

@@ -244,6 +244,29 @@ import Testing
         #expect(!console.screen.text.contains("Mia's points: 85"), "told by the result: \(console.screen.text)")
     }
 
+    /// The console does not ask "are you sure?" about taking more points than the game has:
+    /// it says so at once, as the server would. Unclaiming a free character says it changed
+    /// nothing.
+    @Test func whatCannotBeDoneOrDoesNothingIsSaidWithoutAsking() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try TerminalProcess(["admin", "console", "--no-color"] + server.adminFlags, home: try makeTemporaryDirectory())
+        #expect(console.screen.waitFor("> "), "\(console.errors.text)")
+        console.type("adjust-points 10 --reason bonus\r")
+        #expect(console.screen.waitFor("Points: 10 ✦."), "\(console.screen.text)")
+        console.type("adjust-points -500 --reason oops\r")
+        #expect(console.screen.waitFor("have 10, cannot take 500"), "\(console.screen.text)")
+        #expect(!console.screen.text.contains("-500 --reason oops: are you sure?"), "\(console.screen.text)")
+        console.type("quit\r")
+        #expect(console.waitForExit() == 0)
+
+        let unclaimed = try BQProcess.run(["admin", "unclaim", "priya"] + server.adminFlags)
+        #expect(unclaimed.status == 0, "\(unclaimed.err)")
+        #expect(unclaimed.out.contains("priya was not claimed: nothing changed."), "\(unclaimed.out)")
+        let unknown = try BQProcess.run(["play"] + server.address + ["--character", "mia", "frobnicate"], home: try makeTemporaryDirectory())
+        #expect(unknown.err.contains("Unknown command frobnicate (bq play help lists the commands)."), "\(unknown.err)")
+    }
+
     @Test func consoleAsksBeforeDestructiveOperations() throws {
         let server = try ServerProcess()
         defer { server.stop() }
