@@ -9,4 +9,9 @@ static inline sqlite3_destructor_type bq_sqlite_transient(void) { return SQLITE_
 // Extended result codes are macros over an expression, which Swift does not import.
 static inline int bq_sqlite_ioerr_write(void) { return SQLITE_IOERR_WRITE; }
 static inline int bq_sqlite_ioerr_fsync(void) { return SQLITE_IOERR_FSYNC; }
+// sqlite3_db_config is variadic, which Swift cannot call. With `on` 0, closing the last
+// connection leaves the WAL as it is instead of copying it into the main file and deleting it.
+static inline int bq_sqlite_checkpoint_on_close(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on ? 0 : 1, (int *)0);
+}
 #endif

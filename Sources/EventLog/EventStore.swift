@@ -34,9 +34,11 @@ public final class EventStore {
         do {
             try configure()
         } catch {
+            // The connection leaves the files as they were: a refused log is not rewritten.
             connection.close()
             throw error
         }
+        connection.checkpointOnClose(true)
     }
 
     /// How long a statement waits for another connection's lock before it fails with

@@ -49,6 +49,17 @@ package final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
+        // Until its owner has checked the file (`checkpointOnClose`): a close after a failed
+        // check would otherwise copy the WAL into the main file and delete it, rewriting a log
+        // the check refused (a main file put back from a backup beside another log's WAL).
+        _ = bq_sqlite_checkpoint_on_close(db, 0)
+    }
+
+    /// Whether closing the last connection to the file copies the WAL into the main file and
+    /// deletes it (SQLite's way, once the file is known good). Off from opening until called.
+    package func checkpointOnClose(_ on: Bool) {
+        guard let handle else { return }
+        _ = bq_sqlite_checkpoint_on_close(handle, on ? 1 : 0)
     }
 
     /// Counts WAL pages after each commit, for `checkpointIfNeeded`. Installing it also turns

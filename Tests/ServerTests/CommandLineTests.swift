@@ -376,6 +376,43 @@ import UV
         #expect(FileManager.default.contents(atPath: walPath) == wal, "the WAL is left as it was")
     }
 
+    /// A backup put back over the main file of a server that did not stop cleanly reads through
+    /// that server's WAL, and is damaged: the start is refused, names the -wal, and leaves both
+    /// files as they were.
+    @Test func serveRefusesABackupBesideAnotherLogsWALAndChangesNeither() throws {
+        let running = try TempDirectory(), restored = try TempDirectory()
+        defer {
+            running.remove()
+            restored.remove()
+        }
+        let backup = restored.path + "/birthdayquest.sqlite"
+        do {
+            let first = try ServerHarness(dataDirectory: running.path)
+            let admin = try first.connect()
+            try admin.signInAsAdmin()
+            for index in 0..<200 { try admin.ok("adjust_points", ["delta": 1, "reason": .string("before the backup \(index)")]) }
+            let saved = try BQRun.run(["backup", "--data", running.path, backup], workingDirectory: running.path)
+            #expect(saved.ending == .exited(0), "\(saved.stderr)")
+            try first.stop()
+        }
+        let second = try ServerHarness(dataDirectory: running.path)
+        let admin = try second.connect()
+        try admin.signInAsAdmin()
+        for index in 0..<200 { try admin.ok("adjust_points", ["delta": 1, "reason": .string("after the backup \(index)")]) }
+        // The WAL as a crash would leave it, beside the backup put back.
+        try FileManager.default.copyItem(atPath: running.path + "/birthdayquest.sqlite-wal", toPath: backup + "-wal")
+        try second.stop()
+        let main = FileManager.default.contents(atPath: backup)
+        let wal = FileManager.default.contents(atPath: backup + "-wal")
+
+        let serve = try BQRun.run(["serve", "--data", restored.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: restored.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("move that -wal aside (keep it) to start from the backup"), "\(serve.stderr)")
+        #expect(FileManager.default.contents(atPath: backup) == main, "the refused main file was rewritten")
+        #expect(FileManager.default.contents(atPath: backup + "-wal") == wal, "the refused log's WAL was changed or deleted")
+    }
+
     @Test func serveRefusesAGarbageDatabase() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
