@@ -22,7 +22,7 @@ struct Serve: ParsableCommand {
         // to load) waits, pending, and is then a clean stop, exit 0, not a death by signal; a
         // start that fails keeps them blocked, and its error is printed rather than cut short.
         // First thing, so that only the process's own launch is left outside.
-        blockSignals([SIGTERM, SIGINT])
+        blockSignals(GameServer.stopSignals.map(\.0))
         guard let level else {
             // A setting like any other: one line and exit 64, before anything is made.
             let known = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
@@ -56,7 +56,7 @@ struct Serve: ParsableCommand {
         }
         // The watchers are in place now (unblocked also for a process whose parent started it
         // with them blocked, which would otherwise never see them).
-        unblockSignals([SIGTERM, SIGINT])
+        unblockSignals(GameServer.stopSignals.map(\.0))
         // The one line scripts and tests wait for.
         try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
         // A setting that guards the gifts is said, so that a misspelt variable does not leave

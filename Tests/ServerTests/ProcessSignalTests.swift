@@ -140,6 +140,16 @@ import Testing
         try Self.verifyAfterRestart(dir.path, load)
     }
 
+    /// SIGHUP (the organizer's terminal closed) stops the server as cleanly as SIGTERM.
+    @Test func sighupUnderLoadDrainsSaysByeAndExitsZero() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (bq, load) = try Self.loadThenSignal(SIGHUP, dataDirectory: dir.path)
+        #expect(try #require(bq.waitForExit()) == .exited(0))
+        for client in load { #expect(client.bye.value == "server_shutdown", "\(client.name) got bye") }
+        try Self.verifyAfterRestart(dir.path, load)
+    }
+
     @Test func sigkillUnderLoadLosesNothingAcknowledged() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }

@@ -49,6 +49,7 @@ final class BQProcess: @unchecked Sendable {
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGTERM)
         sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGHUP)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
