@@ -68,6 +68,28 @@ public func createEmptyFile(_ path: String, mode: mode_t) throws(SystemError) ->
     throw SystemError(code: errno, operation: "create \(path)")
 }
 
+/// Gives the file at `path` the name `newPath` too, unless that name is taken (false then): the
+/// way to put a finished file under its final name without replacing one made meanwhile. On a
+/// file system without hard links the file is renamed instead, the name checked just before.
+public func placeFile(_ path: String, at newPath: String) throws(SystemError) -> Bool {
+    if link(path, newPath) == 0 { return true }
+    if errno == EEXIST { return false }
+    guard errno == EPERM || errno == EOPNOTSUPP else { throw SystemError(code: errno, operation: "link \(path) to \(newPath)") }
+    if access(newPath, F_OK) == 0 { return false }
+    guard rename(path, newPath) == 0 else { throw SystemError(code: errno, operation: "rename \(path) to \(newPath)") }
+    return true
+}
+
+/// Writes the file's data, and the directory entries of `directory`, through to the disk.
+public func syncToDisk(file path: String, directory: String) throws(SystemError) {
+    for (target, flags) in [(path, O_RDONLY), (directory, O_RDONLY | O_DIRECTORY)] {
+        let descriptor = open(target, flags | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError(code: errno, operation: "open \(target)") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw SystemError(code: errno, operation: "fsync \(target)") }
+    }
+}
+
 /// Removes a file; whether it was there or not.
 public func removeFile(_ path: String) {
     unlink(path)

@@ -19,21 +19,37 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         let config = try options.load(command: "backup")
-        // Made first, for its owner alone: the copy holds PINs, gifts and dares.
+        guard !FileManager.default.fileExists(atPath: file) else { throw failure("\(file) already exists: name a new file") }
+        // Written under a name that says it is unfinished, then given its own once whole and on
+        // disk: a backup cut short (killed, a full disk) never leaves a broken file under the
+        // name a person would restore from. Made first, for its owner alone: the copy holds
+        // PINs, gifts and dares.
+        let partial = file + ".partial-\(getpid())"
         let created: Bool
         do {
-            created = try createEmptyFile(file, mode: 0o600)
+            created = try createEmptyFile(partial, mode: 0o600)
         } catch {
-            throw failure("cannot create \(file): \(systemErrorText(error.code))")
+            throw failure("cannot create \(partial): \(systemErrorText(error.code))")
         }
-        guard created else { throw failure("\(file) already exists: name a new file") }
+        guard created else { throw failure("\(partial) already exists: remove it, or name a new file") }
+        defer {
+            removeFile(partial)
+            removeFile(partial + "-journal")
+        }
         do throws(StorageError) {
             let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
             defer { store.close() }
-            try store.backup(to: file)
+            try store.backup(to: partial)
         } catch {
-            removeFile(file)
             throw failure("cannot copy \(config.databasePath): \(error)")
+        }
+        do {
+            let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+            try syncToDisk(file: partial, directory: directory)
+            guard try placeFile(partial, at: file) else { throw failure("\(file) already exists: name a new file") }
+            try syncToDisk(file: file, directory: directory)
+        } catch let error as SystemError {
+            throw failure("cannot write \(file): \(error.operation): \(systemErrorText(error.code))")
         }
         // Read back, so that what is said is what the copy holds.
         do throws(StorageError) {

@@ -247,6 +247,42 @@ import UV
         try back.stop()
     }
 
+    /// A backup cut short (here killed while it copies) leaves nothing under the name asked
+    /// for: a person restoring from that name must never find half a log there.
+    @Test func aBackupCutShortLeavesNoFileUnderItsName() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .off))
+            defer { store.close() }
+            let payload = #"{"text":"\#(String(repeating: "x", count: 400))"}"#
+            let events = (0..<100_000).map { _ in NewEvent(type: "t", actor: "a", at: 1, payload: payload) }
+            #expect(store.append(AppendRequest(game: "main", expected: 0, events: events)) == .committed(version: 100_000))
+        }
+        let file = dir.path + "/copy.sqlite"
+        let backup = Process()
+        backup.executableURL = URL(fileURLWithPath: Repo.bqExecutable)
+        backup.arguments = ["backup", "--data", dir.path, file]
+        backup.standardOutput = FileHandle.nullDevice
+        backup.standardError = FileHandle.nullDevice
+        try backup.run()
+        let partial = file + ".partial-\(backup.processIdentifier)"
+        var copying = false
+        for _ in 0..<5_000 where !copying && backup.isRunning {
+            copying = [partial, file].contains { ((try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int ?? 0) > 0 }
+            if !copying { usleep(1_000) }
+        }
+        kill(backup.processIdentifier, SIGKILL)
+        backup.waitUntilExit()
+        try #require(copying, "the backup was never seen copying")
+        if FileManager.default.fileExists(atPath: file) {
+            // Killed after the copy was whole: then it is the whole log.
+            let copy = try EventStore(path: file, options: StoreOptions(readOnly: true))
+            defer { copy.close() }
+            #expect(try copy.version(game: "main") == 100_000)
+        }
+    }
+
     /// A seed applies only to a game with no events: one named for a data directory that holds
     /// the game already is said not to be used, rather than ignored without a word.
     @Test func aSeedNamedForAGameAlreadyPlayedIsSaidNotToBeUsed() throws {
