@@ -71,8 +71,10 @@ extension GameServer {
     }
 
     /// Every game's durable state, each seeded first if it has no events yet.
+    /// `playedBefore`: the data directory says a game was played with it (its admin key is from
+    /// an earlier launch, and the log was not just made anew, which `makeLogFile` warns about).
     static func loadGames(_ config: ServerConfig, from store: EventStore, seed: GameLoader.Seed, now: Millis,
-                                  logger: Logger) throws -> [String: GameLoader.Loaded] {
+                          playedBefore: Bool = false, logger: Logger) throws -> [String: GameLoader.Loaded] {
         var loaded: [String: GameLoader.Loaded] = [:]
         var played: [String] = []
         for game in Set(config.games + [config.defaultGame]) {
@@ -88,6 +90,15 @@ extension GameServer {
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
         warnIfSeedUnused(seed, games: played.sorted(), loaded: loaded, logger: logger)
+        if playedBefore, played.isEmpty {
+            // The main file is there but holds no game: its changes lived in a WAL that is gone
+            // (deleted, or a copy of the main file alone), or the first launch never finished.
+            logger.warning("""
+                the event log \(config.databasePath) holds no game, though \(config.adminKeyPath) is from an earlier launch: \
+                if a game was played with this directory, its changes were lost with the log's -wal file (deleted, or left \
+                out of a copy); a new game was seeded
+                """)
+        }
         return loaded
     }
 
@@ -197,7 +208,9 @@ extension GameServer {
     /// The log file, created its owner's alone; SQLite gives the WAL and its index the log's own
     /// mode. Existing files keep the mode someone chose for them, with a warning when others may
     /// read them.
-    static func makeLogFile(_ config: ServerConfig, logger: Logger) throws {
+    /// Returns whether the log was made new.
+    @discardableResult
+    static func makeLogFile(_ config: ServerConfig, logger: Logger) throws -> Bool {
         let path = config.databasePath, wal = config.databasePath + "-wal"
         // SQLite copies commits from the WAL into the log file only from time to time (past
         // thousands of pages, or at a clean shutdown): a weekend's whole game may live in the
@@ -227,5 +240,6 @@ extension GameServer {
                 logger.warning("\(path) may be read by other users (mode \(mode)); it holds PINs, gifts and dares: chmod go= it")
             }
         }
+        return created
     }
 }

@@ -97,11 +97,13 @@ public final class GameServer {
         }
         try Self.checkCanListen(host: config.host, port: config.port)
         Self.warnAboutSynchronous(config.synchronous, logger: logger)
-        try Self.makeLogFile(config, logger: logger)
+        let keyFromAnEarlierLaunch = FileManager.default.fileExists(atPath: config.adminKeyPath)
+        let logIsNew = try Self.makeLogFile(config, logger: logger)
         adminKey = try Self.provideAdminKey(config, logger: logger)
         adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
         let store = try Self.openLog(config)
-        let loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(), logger: logger)
+        let loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(),
+                                        playedBefore: keyFromAnEarlierLaunch && !logIsNew, logger: logger)
         // From here this connection reads on the loop thread (`events`, replays), which must
         // never sleep on a lock: a read that finds the log busy is answered `unavailable` at once
         // rather than holding every connection's updates back for the busy timeout.

@@ -247,6 +247,26 @@ import UV
         try back.stop()
     }
 
+    /// A log whose changes all lived in a WAL that is gone (deleted, or a copy of the main file
+    /// alone) holds no game: in a directory used before, the new game seeded there is said to be one.
+    @Test func aLogThatLostItsGameIsSaidToHaveInADirectoryUsedBefore() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let data = dir.path + "/data"
+        #expect(!(try BQProcess.logOfAStart(dataDirectory: data).log.contains("holds no game")))
+        // The key file of that earlier launch (this harness configures its key instead).
+        try Data(ServerHarness.adminKey.utf8).write(to: URL(fileURLWithPath: data + "/admin.key"))
+        chmod(data + "/admin.key", 0o600)
+        // The main file as a copy without its WAL would leave it: the tables, no game.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: data + "/birthdayquest.sqlite" + suffix) }
+        let empty = try EventStore(path: data + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .off))
+        empty.close()
+        chmod(data + "/birthdayquest.sqlite", 0o600)
+        let lost = try BQProcess.logOfAStart(dataDirectory: data).log
+        #expect(lost.contains("holds no game, though \(data)/admin.key is from an earlier launch"), "\(lost)")
+        #expect(!(try BQProcess.logOfAStart(dataDirectory: data).log.contains("holds no game")), "the new game is there now")
+    }
+
     /// A backup cut short (here killed while it copies) leaves nothing under the name asked
     /// for: a person restoring from that name must never find half a log there.
     @Test func aBackupCutShortLeavesNoFileUnderItsName() throws {
