@@ -278,7 +278,7 @@ final class PlaySession: @unchecked Sendable {
                 return .character(id)
             }
             if let id = Self.character(answer, in: characters) { return .character(id) }
-            terminal.line("No character \(answer).")
+            terminal.line("No character \(answer): pick 1 to \(offered.count), or type an id.")
         }
     }
 
@@ -676,9 +676,10 @@ final class PlaySession: @unchecked Sendable {
                      "  timeline                   everything that happened",
                      "  whoami, points, home"]
         if role == "birthday" {
-            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option a|b]",
-                      "                             the proof is done when none is given; a 2-in-1 asks which option",
-                      "  discover                   reveal the hidden dares (???)",
+            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option a|b]"]
+            lines += wrapped("the proof is done when none is given; a 2-in-1 asks which option",
+                             indent: String(repeating: " ", count: 29), columns: Terminal.columns)
+            lines += ["  discover                   reveal the hidden dares (???)",
                       "  unlock <reward>            spend points on a reward"]
         } else {
             lines += ["  dare                       your secret dare and its status",
@@ -687,12 +688,14 @@ final class PlaySession: @unchecked Sendable {
         }
         if role == "organizer" { lines += organizerHelpLines() }
         lines.append("  quit")
-        lines.append(style.dim("Quote text with spaces in \"double\" or 'single' quotes; inside double quotes or none, a "
-            + "backslash makes the next character plain (\\\" for a quote, \\\\ for a backslash)."))
+        // Prose is broken between words to the terminal's width, not by the terminal mid-word.
+        var notes = ["Quote text with spaces in \"double\" or 'single' quotes; inside double quotes or none, a "
+            + "backslash makes the next character plain (\\\" for a quote, \\\\ for a backslash)."]
         if Terminal.editsLines {
-            lines.append(style.dim("Backspace, Ctrl-U (the line) and Ctrl-W (a word) edit what you type; Ctrl-D on an "
-                + "empty line leaves. News never lands in the middle of your typing."))
+            notes.append("Backspace, Ctrl-U (the line) and Ctrl-W (a word) edit what you type; Ctrl-D on an "
+                + "empty line leaves. News never lands in the middle of your typing.")
         }
+        lines += notes.flatMap { wrapped($0, indent: "", columns: Terminal.columns) }.map(style.dim)
         return lines
     }
 }

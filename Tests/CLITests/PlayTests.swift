@@ -321,15 +321,16 @@ import Testing
         let home = try makeTemporaryDirectory()
         // A done option B has the longest status of a row.
         let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"], home: home,
-                                       stdin: "complete c15 photo https://example.com/cairn.jpg --option b\nboard\nrewards\nshow c01\nshow r01\n",
+                                       stdin: "complete c15 photo https://example.com/cairn.jpg --option b\nboard\nrewards\nshow c01\nshow r01\nhelp\n",
                                        environment: ["COLUMNS": "80"])
         #expect(result.status == 0, "\(result.err)")
         let rows = result.out.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.count > 10 }
         #expect(rows.count >= 24, "\(result.out)")
         #expect(rows.contains { $0.contains("done (option B)") })
         for row in rows { #expect(row.count <= 80, "\(row.count) columns: \(row)") }
-        // Long texts (a challenge's description) are broken between words to fit too.
+        // Long texts (a challenge's description, the help's notes) are broken between words to fit too.
         #expect(result.out.contains("Be in the lake before eight"))
+        #expect(result.out.contains("Quote text with spaces"))
         for line in result.out.split(separator: "\n") { #expect(line.count <= 80, "\(line.count) columns: \(line)") }
         // Without a width (a pipe), rows are whole.
         let whole = try BQProcess.run(["play"] + server.address + ["--character", "mia", "rewards"], home: home)
