@@ -48,6 +48,8 @@ public final class GameServer {
     /// Commands decided this loop turn, for the writer in one hand-over.
     private var appendsThisTurn: [(request: AppendRequest, game: String, seq: UInt64)] = []
     private var nextConnectionNumber = 0
+    /// Commits waiting on a writer that has stopped finishing them, said in the log.
+    private var writerStall = WriterStallWatch(threshold: 5_000)
     private var acceptFailures = LogThrottle()
     private var commitFailures = LogThrottle()
     private var uncertainCommits = LogThrottle()
@@ -304,6 +306,12 @@ public final class GameServer {
 
     private func reportThrottledLogs() {
         let now = loop.nowMilliseconds
+        if let stuck = writerStall.newStall(now: now) {
+            logger.warning("""
+                no commit has finished for \(stuck / 1000) s: the disk holding the log does not answer, or another process \
+                holds the log; players' changes wait, and nothing they were told was made is lost
+                """, metadata: ["waiting": "\(writerStall.waiting)"])
+        }
         if let count = commitFailures.takeUnlogged(now: now) {
             logger.error("more commits failed", metadata: ["since last logged": "\(count)"])
         }
@@ -379,6 +387,7 @@ public final class GameServer {
     /// is answered when its last transaction is on disk.
     private func handAppendsToWriter() {
         guard let last = appendsThisTurn.indices.last else { return }
+        writerStall.handed(appendsThisTurn.count, now: loop.nowMilliseconds)
         let inbox = self.inbox!
         writer.submit(appendsThisTurn.indices.map { index in
             let (request, game, seq) = appendsThisTurn[index]
@@ -392,6 +401,9 @@ public final class GameServer {
         var touched: [ObjectIdentifier: GameHub] = [:]
         var last: GameHub?
         for item in inbox.takeAll() {
+            if let stuck = writerStall.cameBack(now: loop.nowMilliseconds) {
+                logger.notice("commits finish again", metadata: ["stuck for": "\(stuck / 1000) s"])
+            }
             // Consecutive completions are often of one game: a string compare spares the lookup.
             if last?.name != item.game { last = hubs[item.game] }
             guard let hub = last else { continue }

@@ -90,6 +90,39 @@ import Testing
         #expect(retried["replayed"] == nil && retried["version"]?.intValue == made + 1)
     }
 
+    /// A disk that stops answering (here another connection holds the log's write lock, and
+    /// the server waits on it as long as on a frozen disk) is said in the log, and so is its end.
+    @Test func aWriterStuckOnItsDiskIsSaidInTheLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let logFile = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_BUSY_TIMEOUT_MS": "120000"], logFile: logFile,
+                               logLevel: "notice")
+        defer {
+            bq.signal(SIGTERM)
+            _ = bq.waitForExit()
+        }
+        let admin = try TestClient(port: bq.port)
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        let locker = try EventStore(path: dir.path + "/data/birthdayquest.sqlite",
+                                    options: StoreOptions(synchronous: .off, checkIntegrity: false))
+        defer { locker.close() }
+        try locker.executeForTesting("BEGIN IMMEDIATE")
+        let held = try admin.send("adjust_points", ["delta": 7, "reason": "held"])
+        func logSays(_ text: String) -> Bool {
+            // The report runs every 10 s: a stall of 5 s is said within 15.
+            for _ in 0..<300 {
+                if (try? String(contentsOfFile: logFile, encoding: .utf8))?.contains(text) == true { return true }
+                usleep(100_000)
+            }
+            return false
+        }
+        #expect(logSays("the disk holding the log does not answer"), "\((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "")")
+        try locker.executeForTesting("ROLLBACK")
+        #expect(try admin.reply(to: held)["ok"] == true)
+        #expect(logSays("commits finish again"))
+    }
+
     /// Runs load against a fresh `bq serve`, sends the signal once every client is warm.
     static func loadThenSignal(_ signal: Int32, dataDirectory: String) throws -> (BQProcess, [LoadClient]) {
         let bq = try BQProcess(dataDirectory: dataDirectory)
