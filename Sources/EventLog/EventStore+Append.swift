@@ -37,6 +37,7 @@ extension EventStore {
             let error = StorageError(code: SQLITE_READONLY, message: "the store was opened read-only")
             return batch.map { _ in .failed(error) }
         }
+        if let moved = filesMovedError() { return batch.map { _ in .failed(moved) } }
         do {
             try connection.run("BEGIN IMMEDIATE")
         } catch {
@@ -237,5 +238,31 @@ extension EventStore {
     private func forgetCachedVersions() {
         versionCache.removeAll()
         cachedDataVersion = -1
+    }
+
+    /// Whether the log's files are still the ones this connection writes, checked before each
+    /// transaction (two `stat`s). One deleted or moved while the server runs (a tidy-up, a sync
+    /// tool) still takes commits, into a file no restart will find: after a crash every change
+    /// since the last checkpoint would be gone, and each had been acknowledged. So from then on
+    /// every commit is refused, and the message says how to keep what there is.
+    func filesMovedError() -> StorageError? {
+        if let filesMoved { return filesMoved }
+        let wal = path + "-wal"
+        let found = connection.walFileIdentity
+        if walIdentity == nil { walIdentity = found }
+        let problem: String
+        if connection.mainFileHasMoved {
+            problem = "\(path) was deleted, moved or replaced: put it back where it was before stopping the server "
+                + "(its clean stop writes the game into that file), or every change since the last checkpoint is lost"
+        } else if found == nil || found! != walIdentity! {
+            problem = "\(wal) was deleted, moved or replaced: stop the server cleanly now (Ctrl-C or SIGTERM), "
+                + "which copies every change it holds into \(path); a crash or kill -9 first would lose them"
+        } else {
+            return nil
+        }
+        let error = StorageError(code: SQLITE_IOERR, message: "the event log's files changed under the server, so no more changes "
+            + "are taken: \(problem)")
+        filesMoved = error
+        return error
     }
 }

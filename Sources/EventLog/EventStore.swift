@@ -10,6 +10,11 @@ import CSQLite3
 public final class EventStore {
     let connection: SQLiteConnection
     let options: StoreOptions
+    let path: String
+    /// The WAL's identity when `filesMovedError` first looked; nil before.
+    var walIdentity: (device: UInt64, inode: UInt64)?
+    /// Set once the log's files were found moved or deleted: every commit after is refused.
+    var filesMoved: StorageError?
     /// Game versions known to this connection; only trusted while `PRAGMA data_version` says no
     /// other connection has committed since, dropped entirely after a failed transaction.
     var versionCache: [String: Int64] = [:]
@@ -30,6 +35,7 @@ public final class EventStore {
     /// file written by a newer schema than this code knows.
     public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
         self.options = options
+        self.path = path
         connection = try SQLiteConnection(path: path, readOnly: options.readOnly)
         do {
             try configure()

@@ -1,4 +1,5 @@
 import CSQLite3
+import Glibc
 
 /// The code that calls `sqlite3_*`, but for `FailingSyncVFS`, a failing disk for the crash tests.
 /// `package` access: the event log is its one user (its tests and the crash child aside).
@@ -80,6 +81,23 @@ package final class SQLiteConnection {
     deinit { close() }
 
     package var isOpen: Bool { handle != nil }
+
+    /// Whether the main file was deleted, renamed or replaced since it was opened: SQLite
+    /// compares the file at the path with the one it has open (`SQLITE_FCNTL_HAS_MOVED`).
+    package var mainFileHasMoved: Bool {
+        guard let handle else { return false }
+        var moved: Int32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
+    /// The device and inode of the file at the WAL's path (the main file's path and `-wal`),
+    /// nil when there is none: compared over time, it tells a WAL deleted or replaced.
+    package var walFileIdentity: (device: UInt64, inode: UInt64)? {
+        guard let handle, let name = sqlite3_db_filename(handle, "main") else { return nil }
+        var status = stat()
+        guard stat(String(cString: name) + "-wal", &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
 
     /// Pages in the WAL as of this connection's latest commit.
     package var walPages: Int { Int(walState.pages) }

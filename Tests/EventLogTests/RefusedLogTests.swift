@@ -49,3 +49,40 @@ import Testing
         }
     }
 }
+
+/// The log's files deleted or moved while a store writes them: a commit then would go into a
+/// file no restart finds, so none is taken, and the refusal says how to keep what there is.
+@Suite struct MovedLogTests {
+    private func commit(_ store: EventStore, at version: Int64) -> AppendResult {
+        store.append(AppendRequest(game: "g", expected: version, events: [NewEvent(type: "t", actor: "a", at: 1, payload: "{}")]))
+    }
+
+    @Test(arguments: ["-wal", ""])
+    func noCommitIsTakenOnceAFileOfTheLogIsGone(suffix: String) throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
+            defer { store.close() }
+            #expect(commit(store, at: 0) == .committed(version: 1))
+            try FileManager.default.moveItem(atPath: path + suffix, toPath: dir + "/aside" + suffix)
+            for _ in 0..<2 {
+                guard case .failed(let error) = commit(store, at: 1) else {
+                    Issue.record("a commit was taken into a file that is gone")
+                    return
+                }
+                #expect(error.message.contains("\(path + suffix) was deleted, moved or replaced"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aWALStartedOverByCheckpointsIsStillTheLogs() throws {
+        try withTemporaryDirectory { dir in
+            let store = try EventStore(path: dir + "/log.sqlite", options: StoreOptions(synchronous: .off, walCheckpointPages: 2))
+            defer { store.close() }
+            for version in 0..<50 {
+                #expect(commit(store, at: Int64(version)) == .committed(version: Int64(version + 1)))
+                try store.checkpointIfNeeded()
+            }
+        }
+    }
+}
