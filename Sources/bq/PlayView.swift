@@ -120,7 +120,9 @@ struct PlayView {
         switch status {
         case "completed":
             mark = style.green("✓")
-            let option = challenge["option"]?.stringValue == "b" ? " (option B)" : ""
+            // Which option of a 2-in-1 was done (A counts as much as B).
+            let twoInOne = challenge["option_b"].map { !$0.isNull } ?? false
+            let option = challenge["option"]?.stringValue == "b" ? " (option B)" : twoInOne ? " (option A)" : ""
             let forced = challenge["forced"]?.boolValue == true ? " (forced)" : ""
             statusText = "done\(option)\(forced)"
             paint = style.green
@@ -328,7 +330,9 @@ struct PlayView {
         let id = itemId(typed)
         if let challenge = json["challenges"]?[id] {
             var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")")] + laidOut([challengeRow(id, challenge)])
-                + wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)
+            let twoInOne = challenge["option_b"].map { !$0.isNull } ?? false
+            if twoInOne { lines.append(style.bold("  Option A: \(challenge["title"]?.stringValue ?? "")")) }
+            lines += wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)
             if let optionB = challenge["option_b"], !optionB.isNull {
                 lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
                 lines += wrapped(optionB["description"]?.stringValue ?? "", indent: "  ", columns: columns)

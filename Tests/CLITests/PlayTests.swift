@@ -452,5 +452,7 @@ import Testing
         // No one to ask: a 2-in-1 done without `--option` is option A, and the answer says so.
         let unasked = try BQProcess.run(["play", "--no-color"] + server.address + ["complete", "c01"], home: home)
         #expect(unasked.out.contains("Completed “Sunrise Swim” as option A (no --option b was given)"), "\(unasked.out) \(unasked.err)")
+        let shownDone = try BQProcess.run(["play", "--no-color"] + server.address + ["show", "c01"], home: home)
+        #expect(shownDone.out.contains("done (option A)") && shownDone.out.contains("Option A: Sunrise Swim"), "\(shownDone.out)")
     }
 }
