@@ -342,30 +342,21 @@ public final class TCPConnection: HandleOwner {
     /// ends with an error, instead of holding its place for ever. libuv sets only the idle time;
     /// Linux's own interval and count (75 s, 9 probes) would take another 11 minutes.
     /// A live peer's kernel answers the probes whether or not its program reads.
-    ///
-    /// Probes go out only while nothing sent is waiting for the peer's acknowledgement; a peer
-    /// that vanished while the server had something in flight to it (a patch, a reply) would
-    /// otherwise be given up on only by the kernel's retransmissions, some 15 minutes. The same
-    /// span as the probes' (`TCP_USER_TIMEOUT`) bounds that case too. A peer whose kernel
-    /// acknowledges but whose program does not read (a zero window) is alive, and stays.
     public func setKeepAlive(idleSeconds: UInt32, intervalSeconds: Int32 = 10, probes: Int32 = 6) {
         guard state == .open || state == .flushing else { return }
         uv_tcp_keepalive(handle, 1, idleSeconds)
         guard let fd = fileDescriptor else { return }
         var interval = intervalSeconds
         var count = probes
-        var unacknowledgedMilliseconds = UInt32(clamping: (Int64(idleSeconds) + Int64(intervalSeconds) * Int64(probes)) * 1000)
         let size = socklen_t(MemoryLayout<Int32>.size)
         // Best effort: a kernel that refuses keeps its own timing, which still finds the peer.
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &count, size)
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_USER_TIMEOUT, &unacknowledgedMilliseconds, size)
     }
 
-    /// The kernel's keepalive settings for this socket (idle and interval in seconds, probes,
-    /// and how long sent data may wait for its acknowledgement, in milliseconds), as
-    /// `setKeepAlive` left them; nil when keepalive is off or the socket is gone.
-    public var keepAlive: (idleSeconds: Int32, intervalSeconds: Int32, probes: Int32, userTimeoutMilliseconds: Int32)? {
+    /// The kernel's keepalive settings for this socket (idle and interval in seconds, probes),
+    /// as `setKeepAlive` left them; nil when keepalive is off or the socket is gone.
+    public var keepAlive: (idleSeconds: Int32, intervalSeconds: Int32, probes: Int32)? {
         guard state == .open || state == .flushing, let fd = fileDescriptor else { return nil }
         func option(_ level: Int32, _ name: Int32) -> Int32? {
             var value: Int32 = 0
@@ -373,10 +364,9 @@ public final class TCPConnection: HandleOwner {
             return getsockopt(fd, level, name, &value, &size) == 0 ? value : nil
         }
         guard option(SOL_SOCKET, SO_KEEPALIVE) == 1, let idle = option(Int32(IPPROTO_TCP), TCP_KEEPIDLE),
-              let interval = option(Int32(IPPROTO_TCP), TCP_KEEPINTVL), let probes = option(Int32(IPPROTO_TCP), TCP_KEEPCNT),
-              let userTimeout = option(Int32(IPPROTO_TCP), TCP_USER_TIMEOUT)
+              let interval = option(Int32(IPPROTO_TCP), TCP_KEEPINTVL), let probes = option(Int32(IPPROTO_TCP), TCP_KEEPCNT)
         else { return nil }
-        return (idle, interval, probes, userTimeout)
+        return (idle, interval, probes)
     }
 
     /// The socket under the handle; owned by libuv, which closes it with the handle.
