@@ -27,5 +27,18 @@ private func changeSignalMask(_ how: Int32, _ signals: [Int32]) {
 
 /// Makes writes to a peer that has gone away fail with `EPIPE` instead of killing the process.
 public func ignoreSIGPIPE() {
-    signal(SIGPIPE, SIG_IGN)
+    ignoreSignal(SIGPIPE)
+}
+
+/// Has the process ignore `number` from now on.
+public func ignoreSignal(_ number: Int32) {
+    signal(number, SIG_IGN)
+}
+
+/// Whether the process ignores `number`, as one started under `nohup` ignores SIGHUP.
+public func signalIsIgnored(_ number: Int32) -> Bool {
+    // Queried, not changed: the struct lives on this frame for the call only.
+    var current = sigaction()
+    guard sigaction(number, nil, &current) == 0 else { return false }
+    return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
 }

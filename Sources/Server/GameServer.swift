@@ -6,6 +6,7 @@ import Logging
 import Protocol
 import UV
 import Views
+import POSIXSupport
 
 /// The server: one loop thread owns every connection and every game; one writer thread owns the
 /// SQLite connection that commits, a checkpointer thread a second one that copies the WAL back,
@@ -167,8 +168,9 @@ public final class GameServer {
         stopper = ServerStopper(wakeup: stopWakeup.sender)
         // SIGHUP: the terminal the organizer started the server from was closed (a laptop's
         // lid, an ssh session that dropped). The server stops as cleanly as on SIGTERM, rather
-        // than dying at once with its clients told nothing.
-        for (signal, name) in Self.stopSignals {
+        // than dying at once with its clients told nothing; unless it was started to outlive
+        // its terminal (`nohup`, which ignores SIGHUP), which a watcher would undo.
+        for (signal, name) in Self.stopSignals where !(signal == SIGHUP && signalIsIgnored(SIGHUP)) {
             signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] _ in
                 self.beginShutdown(reason: name)
             })
@@ -427,6 +429,9 @@ public final class GameServer {
         // tests kill the server mid-commit), and the unanswered changes are retried by key.
         for signal in signals { signal.close() }
         signals = []
+        // A closing terminal sends its hang-up twice (the shell's and the kernel's): the second
+        // is no request to stop at once, and would otherwise cut the clean stop short.
+        ignoreSignal(SIGHUP)
         logger.notice("shutting down (a second Ctrl-C or SIGTERM stops at once)", metadata: ["reason": "\(reason)"])
         listener?.close()
         listener = nil

@@ -115,6 +115,8 @@ struct AdminWatch: ParsableCommand {
         let isTerminal = isatty(STDOUT_FILENO) == 1
         var shown: (version: Int, lines: [String])?
         while true {
+            // A burst of patches is one redraw: the signals it left are taken before reading.
+            while changed.wait(timeout: .now()) == .success {}
             let version = context.client.version
             let columns = Terminal.columns
             guard let status = try? AdminScreens.fetchStatus(context, events: 8, columns: columns) else {

@@ -183,6 +183,41 @@ import Testing
         try Self.verifyAfterRestart(dir.path, load)
     }
 
+    /// A server started to outlive its terminal (`nohup`) keeps running through a hang-up.
+    @Test func underNohupAHangUpDoesNotStopTheServer() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let logFile = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", logFile: logFile, logLevel: "notice", underNohup: true)
+        // Both pending together at worst: the hang-up comes first (the lower number), so a watched
+        // one would be the reason the log gives.
+        bq.signal(SIGHUP)
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        #expect(log.contains("reason=SIGTERM") && !log.contains("SIGHUP"), "\(log)")
+    }
+
+    /// A closing terminal sends its hang-up twice: the second does not cut the clean stop short.
+    @Test func aSecondHangUpDoesNotCutTheStopShort() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let logFile = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", logFile: logFile, logLevel: "notice")
+        // A client that never reads its `bye` keeps the stop in its grace period a while.
+        let lingering = try TestClient(port: bq.port)
+        try lingering.ok("ping")
+        bq.signal(SIGHUP)
+        var stopping = false
+        for _ in 0..<2_000 where !stopping {
+            stopping = (try? String(contentsOfFile: logFile, encoding: .utf8))?.contains("reason=SIGHUP") == true
+            if !stopping { usleep(2_000) }
+        }
+        #expect(stopping, "the first hang-up did not start the stop")
+        bq.signal(SIGHUP)
+        #expect(bq.waitForExit() == .exited(0))
+    }
+
     @Test func sigkillUnderLoadLosesNothingAcknowledged() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }

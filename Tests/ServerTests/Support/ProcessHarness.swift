@@ -17,15 +17,17 @@ final class BQProcess: @unchecked Sendable {
     /// `signalAtSpawn` is sent the moment the child exists, and the child starts with it blocked:
     /// it is pending through the whole start-up, as a signal sent while the log loads would be.
     /// Without `waitsForAddress` the child is not waited for (its `port` is 0). Its log goes to
-    /// `logFile` when given (at `logLevel`), else nowhere.
+    /// `logFile` when given (at `logLevel`), else nowhere. `underNohup` starts it through
+    /// `nohup`, which has it ignore SIGHUP.
     init(dataDirectory: String, environment extra: [String: String] = [:], signalAtSpawn: Int32? = nil,
          waitsForAddress: Bool = true, logFile: String? = nil, logLevel: String = "warning",
-         seedPath: String = Repo.seedPath) throws {
+         seedPath: String = Repo.seedPath, underNohup: Bool = false) throws {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
-        let arguments = [Repo.bqExecutable, "serve", "--data", dataDirectory, "--port", "0", "--seed", seedPath,
-                         "--log-level", logLevel]
+        let launcher = underNohup ? ["/usr/bin/nohup"] : []
+        let arguments = launcher + [Repo.bqExecutable, "serve", "--data", dataDirectory, "--port", "0", "--seed", seedPath,
+                                    "--log-level", logLevel]
         var environment = ProcessInfo.processInfo.environment
         environment["BQ_ADMIN_KEY"] = ServerHarness.adminKey
         environment["BQ_SYNCHRONOUS"] = "full"
@@ -61,7 +63,7 @@ final class BQProcess: @unchecked Sendable {
             envp.forEach { free($0) }
         }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, Repo.bqExecutable, &actions, &attributes, argv, envp)
+        let spawned = posix_spawn(&child, arguments[0], &actions, &attributes, argv, envp)
         close(fds[1])
         guard spawned == 0 else {
             close(fds[0])
