@@ -93,8 +93,9 @@ public final class EventStore {
         let found = try connection.integer("PRAGMA user_version")
         let known = Schema.currentVersion
         guard found <= known else {
-            throw .corrupt("database schema version \(found) is newer than this program knows (\(known))",
-                           sql: "PRAGMA user_version")
+            // Not `SQLITE_CORRUPT`: the file is whole, this program is older than it.
+            throw StorageError(code: SQLITE_ERROR, message: "database schema version \(found) is newer than this program knows (\(known)): "
+                + "run the bq that wrote it", sql: "PRAGMA user_version")
         }
         guard found < known else { return }
         guard !options.readOnly else {
@@ -318,6 +319,13 @@ public final class EventStore {
     public func close() {
         connection.close()
         versionCache.removeAll()
+    }
+
+    /// Closes without copying the WAL into the main file: for a log refused after it opened (a
+    /// game that cannot be replayed), which must be left as it was found, its WAL included.
+    public func closeLeavingFilesAsFound() {
+        connection.checkpointOnClose(false)
+        close()
     }
 }
 

@@ -66,8 +66,9 @@ extension GameServer {
         guard let storage = error as? StorageError, storage.meansDamagedFile,
               let size = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal"))?[.size] as? Int, size > 0
         else { return "" }
-        return ". Nothing was changed. The write-ahead log \(databasePath)-wal is part of the log: if the main file was put back "
-            + "from a backup, the -wal beside it belongs to the log it replaced; move that -wal aside (keep it) to start from the backup"
+        return ". Nothing was changed; copy the whole data directory before trying anything. The write-ahead log "
+            + "\(databasePath)-wal is part of the log: if the main file was put back from a backup, the -wal beside it belongs to "
+            + "the log it replaced; move that -wal aside (keep it) to start from the backup. Otherwise the log is damaged"
     }
 
     /// Every game's durable state, each seeded first if it has no events yet.

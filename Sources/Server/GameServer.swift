@@ -105,8 +105,16 @@ public final class GameServer {
         adminKey = try Self.provideAdminKey(config, logger: logger)
         adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
         let store = try Self.openLog(config)
-        let loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(),
+        let loaded: [String: GameLoader.Loaded]
+        do {
+            loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(),
                                         playedBefore: keyFromAnEarlierLaunch && !logIsNew, logger: logger)
+        } catch {
+            // A game that cannot be replayed (a backup put back beside another log's WAL can
+            // pass SQLite's own check and fail here): a refused log is not rewritten.
+            store.closeLeavingFilesAsFound()
+            throw error
+        }
         // From here this connection reads on the loop thread (`events`, replays), which must
         // never sleep on a lock: a read that finds the log busy is answered `unavailable` at once
         // rather than holding every connection's updates back for the busy timeout.

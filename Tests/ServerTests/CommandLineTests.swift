@@ -469,6 +469,57 @@ import UV
         #expect(FileManager.default.contents(atPath: backup + "-wal") == wal, "the refused log's WAL was changed or deleted")
     }
 
+    /// A log that passes SQLite's check but whose game cannot be replayed is refused too, and
+    /// left as it was found: its WAL is not copied into the main file, nor deleted.
+    @Test func serveRefusesAGameItCannotReplayAndChangesNeitherFile() throws {
+        let source = try TempDirectory(), crashed = try TempDirectory()
+        defer {
+            source.remove()
+            crashed.remove()
+        }
+        let path = source.path + "/birthdayquest.sqlite"
+        let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
+        let unreadable = NewEvent(type: "game_seeded", actor: "system", at: 1, payload: #"{"not":"a seed"}"#)
+        #expect(store.append(AppendRequest(game: "main", expected: 0, events: [unreadable])) == .committed(version: 1))
+        // As a crash would leave them: the event in the WAL alone.
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.path + "/birthdayquest.sqlite" + suffix)
+        }
+        store.close()
+        let main = FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite")
+        let wal = FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite-wal")
+        #expect((wal?.count ?? 0) > 0)
+
+        let serve = try BQRun.run(["serve", "--data", crashed.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: crashed.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("Game main"), "\(serve.stderr)")
+        #expect(FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite") == main, "the refused main file was rewritten")
+        #expect(FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite-wal") == wal, "the refused log's WAL was changed or deleted")
+    }
+
+    /// A log from a newer bq is not damaged: its refusal says so, and gives no advice about
+    /// the WAL beside it, which holds the game's newest changes.
+    @Test func aLogFromANewerBqIsRefusedWithoutWALAdvice() throws {
+        let source = try TempDirectory(), copy = try TempDirectory()
+        defer {
+            source.remove()
+            copy.remove()
+        }
+        let path = source.path + "/birthdayquest.sqlite"
+        let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
+        try store.executeForTesting("PRAGMA user_version=99")
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy.path + "/birthdayquest.sqlite" + suffix)
+        }
+        store.close()
+        let serve = try BQRun.run(["serve", "--data", copy.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: copy.path, environment: Self.adminEnvironment)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("schema version 99 is newer than this program knows"), "\(serve.stderr)")
+        #expect(!serve.stderr.contains("-wal"), "\(serve.stderr)")
+    }
+
     @Test func serveRefusesAGarbageDatabase() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
