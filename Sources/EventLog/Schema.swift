@@ -82,9 +82,13 @@ enum Schema {
         """,
         // 5: which records are of commands that changed nothing. Those move no version, so a
         // window of versions does not bound them, and a start-up reads only the newest of them.
-        // Records from before it count as changes: kept for the window, as they were.
+        // The ones already there are those no event of their version carries the key of (the
+        // records schema 1 kept for changes are carried by their events' `idem`).
         """
         ALTER TABLE idempotency ADD COLUMN unchanged INTEGER NOT NULL DEFAULT 0 CHECK (unchanged IN (0, 1));
+        UPDATE idempotency SET unchanged = 1 WHERE NOT EXISTS (
+            SELECT 1 FROM events
+            WHERE events.game = idempotency.game AND events.version = idempotency.version AND events.idem = idempotency.key);
         """,
     ]
 
