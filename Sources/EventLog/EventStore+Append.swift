@@ -240,13 +240,17 @@ extension EventStore {
         cachedDataVersion = -1
     }
 
-    /// Whether the log's files are still the ones this connection writes, checked before each
-    /// transaction (two `stat`s). One deleted or moved while the server runs (a tidy-up, a sync
-    /// tool) still takes commits, into a file no restart will find: after a crash every change
-    /// since the last checkpoint would be gone, and each had been acknowledged. So from then on
-    /// every commit is refused, and the message says how to keep what there is.
+    /// Whether the log's files are still the ones this connection writes, checked before a
+    /// transaction at most every `filesCheckMilliseconds` (two `stat`s). One deleted or moved
+    /// while the server runs (a tidy-up, a sync tool) still takes commits, into a file no
+    /// restart will find: after a crash every change since the last checkpoint would be gone,
+    /// and each had been acknowledged. So from then on every commit is refused, and the message
+    /// says how to keep what there is.
     func filesMovedError() -> StorageError? {
         if let filesMoved { return filesMoved }
+        let now = ContinuousClock.now
+        if let last = filesCheckedAt, now - last < .milliseconds(options.filesCheckMilliseconds) { return nil }
+        filesCheckedAt = now
         let wal = path + "-wal"
         let found = connection.walFileIdentity
         if walIdentity == nil { walIdentity = found }

@@ -15,6 +15,8 @@ public final class EventStore {
     var walIdentity: (device: UInt64, inode: UInt64)?
     /// Set once the log's files were found moved or deleted: every commit after is refused.
     var filesMoved: StorageError?
+    /// When `filesMovedError` last looked.
+    var filesCheckedAt: ContinuousClock.Instant?
     /// Game versions known to this connection; only trusted while `PRAGMA data_version` says no
     /// other connection has committed since, dropped entirely after a failed transaction.
     var versionCache: [String: Int64] = [:]

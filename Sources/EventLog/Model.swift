@@ -148,9 +148,14 @@ public struct StoreOptions: Sendable {
     /// Runs `PRAGMA quick_check` on open. Its cost grows with the file, so a process that opens
     /// several connections to one file checks with the first and skips it on the others.
     public var checkIntegrity: Bool
+    /// How often, at most, a commit first checks that the log's files are still where they were
+    /// opened (`EventStore.filesMovedError`): two `stat`s, which every commit need not pay for.
+    public var filesCheckMilliseconds: Int
 
     public init(synchronous: SyncMode = .full, busyTimeoutMilliseconds: Int32 = 5000,
-                walCheckpointPages: Int = 4000, readOnly: Bool = false, checkIntegrity: Bool = true) {
+                walCheckpointPages: Int = 4000, readOnly: Bool = false, checkIntegrity: Bool = true,
+                filesCheckMilliseconds: Int = 100) {
+        self.filesCheckMilliseconds = filesCheckMilliseconds
         self.checkIntegrity = checkIntegrity
         self.synchronous = synchronous
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds

@@ -61,7 +61,7 @@ import Testing
     func noCommitIsTakenOnceAFileOfTheLogIsGone(suffix: String) throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
-            let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
+            let store = try EventStore(path: path, options: StoreOptions(synchronous: .off, filesCheckMilliseconds: 0))
             defer { store.close() }
             #expect(commit(store, at: 0) == .committed(version: 1))
             try FileManager.default.moveItem(atPath: path + suffix, toPath: dir + "/aside" + suffix)
@@ -77,7 +77,8 @@ import Testing
 
     @Test func aWALStartedOverByCheckpointsIsStillTheLogs() throws {
         try withTemporaryDirectory { dir in
-            let store = try EventStore(path: dir + "/log.sqlite", options: StoreOptions(synchronous: .off, walCheckpointPages: 2))
+            let store = try EventStore(path: dir + "/log.sqlite",
+                                       options: StoreOptions(synchronous: .off, walCheckpointPages: 2, filesCheckMilliseconds: 0))
             defer { store.close() }
             for version in 0..<50 {
                 #expect(commit(store, at: Int64(version)) == .committed(version: Int64(version + 1)))
