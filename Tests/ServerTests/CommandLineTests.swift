@@ -469,6 +469,14 @@ import UV
         #expect(FileManager.default.contents(atPath: backup + "-wal") == wal, "the refused log's WAL was changed or deleted")
     }
 
+    /// Copies a log that is still open, main file and WAL, into `directory` as the data
+    /// directory's log: what a crash would leave there.
+    private static func copyLog(_ path: String, into directory: String) throws {
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: directory + "/birthdayquest.sqlite" + suffix)
+        }
+    }
+
     /// A log that passes SQLite's check but whose game cannot be replayed is refused too, and
     /// left as it was found: its WAL is not copied into the main file, nor deleted.
     @Test func serveRefusesAGameItCannotReplayAndChangesNeitherFile() throws {
@@ -482,9 +490,7 @@ import UV
         let unreadable = NewEvent(type: "game_seeded", actor: "system", at: 1, payload: #"{"not":"a seed"}"#)
         #expect(store.append(AppendRequest(game: "main", expected: 0, events: [unreadable])) == .committed(version: 1))
         // As a crash would leave them: the event in the WAL alone.
-        for suffix in ["", "-wal"] {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.path + "/birthdayquest.sqlite" + suffix)
-        }
+        try Self.copyLog(path, into: crashed.path)
         store.close()
         let main = FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite")
         let wal = FileManager.default.contents(atPath: crashed.path + "/birthdayquest.sqlite-wal")
@@ -509,9 +515,7 @@ import UV
         let path = source.path + "/birthdayquest.sqlite"
         let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
         try store.executeForTesting("PRAGMA user_version=99")
-        for suffix in ["", "-wal"] {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy.path + "/birthdayquest.sqlite" + suffix)
-        }
+        try Self.copyLog(path, into: copy.path)
         store.close()
         let serve = try BQRun.run(["serve", "--data", copy.path, "--port", "0", "--seed", Repo.seedPath],
                                   workingDirectory: copy.path, environment: Self.adminEnvironment)
