@@ -258,7 +258,7 @@ extension EventStore {
         if connection.mainFileHasMoved {
             problem = "\(path) was deleted, moved or replaced: put it back where it was before stopping the server "
                 + "(its clean stop writes the game into that file), or every change since the last checkpoint is lost"
-        } else if found == nil || found! != walIdentity! {
+        } else if let seen = walIdentity, !(found.map { $0 == seen } ?? false) {
             problem = "\(wal) was deleted, moved or replaced: stop the server cleanly now (Ctrl-C or SIGTERM), "
                 + "which copies every change it holds into \(path); a crash or kill -9 first would lose them"
         } else {

@@ -32,11 +32,16 @@ struct IdempotencyMemory<Pending: AnyObject> {
     private var changes = Slots()
     private var unchanged = Slots()
     let unchangedLimit: Int
+    /// Numbers each remembering, so that a slot forgets only the entry it made.
+    private var rememberings = 0
 
     private struct Remembered {
         let fingerprint: Fingerprint
         let version: Int
+        let serial: Int
     }
+
+    private typealias Slot = (version: Int, key: KeyDigest, serial: Int)
 
     init(unchangedLimit: Int) {
         self.unchangedLimit = unchangedLimit
@@ -61,12 +66,14 @@ struct IdempotencyMemory<Pending: AnyObject> {
     /// `unchangedLimit` newer such keys are remembered.
     mutating func remember(_ key: KeyDigest, _ fingerprint: Fingerprint, version: Int, changedNothing: Bool = false) {
         if !pending.isEmpty { pending[key] = nil }
-        shards[key.shard][key] = Remembered(fingerprint: fingerprint, version: version)
+        rememberings += 1
+        shards[key.shard][key] = Remembered(fingerprint: fingerprint, version: version, serial: rememberings)
+        let slot = (version, key, rememberings)
         if changedNothing {
-            unchanged.append(version, key)
+            unchanged.append(slot)
             if unchanged.count > unchangedLimit, let oldest = unchanged.popFirst() { forget(oldest) }
         } else {
-            changes.append(version, key)
+            changes.append(slot)
         }
     }
 
@@ -82,11 +89,12 @@ struct IdempotencyMemory<Pending: AnyObject> {
         }
     }
 
-    /// Forgets the key of `slot`, unless it was remembered again later, under a newer slot (as
-    /// among the records loaded at start-up, after the window was widened): one map operation,
-    /// to remove, and a second only to put such an entry back.
-    private mutating func forget(_ slot: (version: Int, key: KeyDigest)) {
-        if let removed = shards[slot.key.shard].removeValue(forKey: slot.key), removed.version > slot.version {
+    /// Forgets the key of `slot`, unless it was remembered again since, under a newer slot (as
+    /// among the records loaded at start-up, after the window was widened, or a key of a request
+    /// that changed nothing, used again once pushed out, at the same version): one map
+    /// operation, to remove, and a second only to put such an entry back.
+    private mutating func forget(_ slot: Slot) {
+        if let removed = shards[slot.key.shard].removeValue(forKey: slot.key), removed.serial != slot.serial {
             shards[slot.key.shard][slot.key] = removed
         }
     }
@@ -94,23 +102,23 @@ struct IdempotencyMemory<Pending: AnyObject> {
     /// Remembered keys in commit order, in chunks of `chunkSize`; `chunks[0][head...]` is still
     /// to be forgotten.
     private struct Slots {
-        private var chunks: [[(version: Int, key: KeyDigest)]] = []
+        private var chunks: [[Slot]] = []
         private var head = 0
         private(set) var count = 0
 
-        var first: (version: Int, key: KeyDigest)? { count == 0 ? nil : chunks[0][head] }
+        var first: Slot? { count == 0 ? nil : chunks[0][head] }
 
-        mutating func append(_ version: Int, _ key: KeyDigest) {
+        mutating func append(_ slot: Slot) {
             if chunks.isEmpty || chunks[chunks.count - 1].count == IdempotencyMemory.chunkSize {
-                var chunk: [(version: Int, key: KeyDigest)] = []
+                var chunk: [Slot] = []
                 chunk.reserveCapacity(IdempotencyMemory.chunkSize)
                 chunks.append(chunk)
             }
-            chunks[chunks.count - 1].append((version, key))
+            chunks[chunks.count - 1].append(slot)
             count += 1
         }
 
-        mutating func popFirst() -> (version: Int, key: KeyDigest)? {
+        mutating func popFirst() -> Slot? {
             guard let slot = first else { return nil }
             count -= 1
             head += 1

@@ -88,6 +88,25 @@ private final class Waiting {}
         #expect(memory.count == 1)
     }
 
+    /// A key of a request that changed nothing, pushed out and used again at the same version:
+    /// its old slot, pushed out in turn, does not take the new entry with it.
+    @Test func aKeyOfANoOpUsedAgainAtTheSameVersionOutlivesItsOlderSlot() {
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: 2)
+        let again = KeyDigest(owner: "sam", key: "same day")
+        memory.remember(again, Fingerprint(digestOf: "first"), version: 4, changedNothing: true)
+        memory.remember(KeyDigest(owner: "sam", key: "b"), Fingerprint(digestOf: "b"), version: 4, changedNothing: true)
+        memory.remember(again, Fingerprint(digestOf: "second"), version: 4, changedNothing: true)
+        #expect(memory.lookup(again) != nil, "its first slot, pushed out, left the newer entry")
+        memory.remember(KeyDigest(owner: "sam", key: "c"), Fingerprint(digestOf: "c"), version: 4, changedNothing: true)
+        guard case .done(let fingerprint, _)? = memory.lookup(again) else {
+            Issue.record("the key went with a slot older than its entry")
+            return
+        }
+        #expect(fingerprint == Fingerprint(digestOf: "second"))
+        memory.remember(KeyDigest(owner: "sam", key: "d"), Fingerprint(digestOf: "d"), version: 4, changedNothing: true)
+        #expect(memory.lookup(again) == nil, "pushed out by two newer keys")
+    }
+
     @Test func aKeyRememberedTwiceOutlivesItsOlderSlot() {
         // As at start-up, when the records of a widened window hold one key twice.
         var memory = IdempotencyMemory<Waiting>(unchangedLimit: 1_000)
