@@ -180,7 +180,7 @@ public final class GameServer {
         // its terminal (`nohup`, which ignores SIGHUP), which a watcher would undo.
         for (signal, name) in Self.stopSignals where !(signal == SIGHUP && signalIsIgnored(SIGHUP)) {
             signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] _ in
-                self.beginShutdown(reason: name)
+                self.beginShutdown(reason: name, bySignal: true)
             })
         }
         if config.limits.idleTimeoutSeconds > 0 {
@@ -428,7 +428,9 @@ public final class GameServer {
     // MARK: Shutdown
 
     /// Stop accepting and reading; finish the commands in flight; then `bye` to everyone.
-    func beginShutdown(reason: String) {
+    /// `bySignal`: a signal to the process asked for it (not `ServerStopper`, which a process
+    /// hosting the server, such as the tests, uses).
+    func beginShutdown(reason: String, bySignal: Bool = false) {
         guard !shuttingDown else { return }
         shuttingDown = true
         // A stop waits for the commits under way; a disk that hangs (a dead network mount)
@@ -438,8 +440,9 @@ public final class GameServer {
         for signal in signals { signal.close() }
         signals = []
         // A closing terminal sends its hang-up twice (the shell's and the kernel's): the second
-        // is no request to stop at once, and would otherwise cut the clean stop short.
-        ignoreSignal(SIGHUP)
+        // is no request to stop at once, and would otherwise cut the clean stop short. Only in
+        // a process that signals stop: the setting is the whole process's.
+        if bySignal { ignoreSignal(SIGHUP) }
         logger.notice("shutting down (a second Ctrl-C or SIGTERM stops at once)", metadata: ["reason": "\(reason)"])
         listener?.close()
         listener = nil
