@@ -321,7 +321,7 @@ struct ChallengeFields: SavedItemFields {
         if base?["secret"]?.boolValue == true {
             return "That is a secret dare: only its author edits it (with dare save, while it is a draft)"
         }
-        let hasB = base?["option_b"].map { !$0.isNull } ?? false
+        let hasB = base?.optionB != nil
         if !noOptionB, !hasB, (optionBTitle == nil) != (optionBDescription == nil) {
             return "A new option B needs both --option-b-title and --option-b-description"
         }

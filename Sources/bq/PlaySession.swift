@@ -603,7 +603,7 @@ final class PlaySession: @unchecked Sendable {
         // A completion cannot be undone: a person at a terminal says which option of a 2-in-1
         // they did rather than have option A recorded for them (a script or a one-shot gets A).
         if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let challenge = current?.json["challenges"]?[id],
-           challenge["status"] == "open", let titleB = challenge["option_b"]?["title"]?.stringValue {
+           challenge["status"] == "open", let titleB = challenge.optionB?["title"]?.stringValue {
             let titleA = challenge["title"]?.stringValue ?? id
             var question = "\(id) is 2-in-1: did you do a) “\(titleA)” or b) “\(titleB)”? [a/b] "
             // Another answer asks again: the person meant to answer, and a `b` typed next would
@@ -627,10 +627,10 @@ final class PlaySession: @unchecked Sendable {
         return mutate("complete_challenge", args, changing: own) { reply in
             // The title of the option done: option B has its own.
             let challenge = self.current?.json["challenges"]?[id]
-            let title = (option == "b" ? challenge?["option_b"]?["title"] : challenge?["title"])?.stringValue ?? id
+            let title = (option == "b" ? challenge?.optionB?["title"] : challenge?["title"])?.stringValue ?? id
             // A script or a one-shot that named no option of a 2-in-1 gets A: said outright,
             // since it cannot be undone.
-            let chosenForThem = option == nil && challenge?["option_b"]?["title"]?.stringValue != nil
+            let chosenForThem = option == nil && challenge?.optionB != nil
                 ? " as option A (no --option b was given)" : ""
             return ["Completed “\(title)”\(chosenForThem). Points: \(reply.result["points"]?.intValue ?? 0) ✦"]
         }

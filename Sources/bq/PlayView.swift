@@ -121,8 +121,7 @@ struct PlayView {
         case "completed":
             mark = style.green("✓")
             // Which option of a 2-in-1 was done (A counts as much as B).
-            let twoInOne = challenge["option_b"].map { !$0.isNull } ?? false
-            let option = challenge["option"]?.stringValue == "b" ? " (option B)" : twoInOne ? " (option A)" : ""
+            let option = challenge["option"]?.stringValue == "b" ? " (option B)" : challenge.optionB != nil ? " (option A)" : ""
             let forced = challenge["forced"]?.boolValue == true ? " (forced)" : ""
             statusText = "done\(option)\(forced)"
             paint = style.green
@@ -132,7 +131,7 @@ struct PlayView {
         }
         // Once done, the option done: option B has its own title.
         let doneAsB = status == "completed" && challenge["option"]?.stringValue == "b"
-        let title = (doneAsB ? challenge["option_b"]?["title"]?.stringValue : nil) ?? challenge["title"]?.stringValue ?? id
+        let title = (doneAsB ? challenge.optionB?["title"]?.stringValue : nil) ?? challenge["title"]?.stringValue ?? id
         var facts: [String] = []
         if challenge["secret"]?.boolValue == true {
             facts.append("dare by \(name(of: challenge["author"]?.stringValue))")
@@ -140,7 +139,7 @@ struct PlayView {
             if let category = challenge["category"]?.stringValue { facts.append(category) }
             if let difficulty = challenge["difficulty"]?.stringValue { facts.append(difficulty) }
         }
-        if let optionB = challenge["option_b"], !optionB.isNull { facts.append("2-in-1") }
+        if challenge.optionB != nil { facts.append("2-in-1") }
         return ListRow(mark: mark, id: id, title: title, status: statusText, paint: paint,
                        price: "\(challenge["points"]?.intValue ?? 0) ✦", facts: facts.joined(separator: " · "))
     }
@@ -330,10 +329,10 @@ struct PlayView {
         let id = itemId(typed)
         if let challenge = json["challenges"]?[id] {
             var lines = [style.bold("\(id) · \(challenge["title"]?.stringValue ?? "")")] + laidOut([challengeRow(id, challenge)])
-            let twoInOne = challenge["option_b"].map { !$0.isNull } ?? false
-            if twoInOne { lines.append(style.bold("  Option A: \(challenge["title"]?.stringValue ?? "")")) }
+            let optionB = challenge.optionB
+            if optionB != nil { lines.append(style.bold("  Option A: \(challenge["title"]?.stringValue ?? "")")) }
             lines += wrapped(challenge["description"]?.stringValue ?? "", indent: "  ", columns: columns)
-            if let optionB = challenge["option_b"], !optionB.isNull {
+            if let optionB {
                 lines.append(style.bold("  Option B: \(optionB["title"]?.stringValue ?? "")"))
                 lines += wrapped(optionB["description"]?.stringValue ?? "", indent: "  ", columns: columns)
             }
@@ -469,4 +468,13 @@ extension PlayView {
 private func sortedMembers(_ object: JSONValue?) -> [(id: String, value: JSONValue)] {
     (object?.objectValue ?? [:]).sorted { $0.key.compare($1.key, options: .numeric) == .orderedAscending }
         .map { (id: $0.key, value: $0.value) }
+}
+
+extension JSONValue {
+    /// A challenge's option B; nil when it is no 2-in-1 (the field null, or absent).
+    var optionB: JSONValue? {
+        // Not `flatMap { $0.isNull ? nil : $0 }`: there `nil` is JSON's null, not no value.
+        guard let value = self["option_b"], !value.isNull else { return Optional.none }
+        return value
+    }
 }

@@ -118,9 +118,6 @@ import Testing
         #expect(try g2Again.currentVersion() == g2Version)
     }
 
-    /// A refusal waits behind the commits of the game it was decided in; a connection of
-    /// another game that claimed there is answered with them, and must get nothing of that
-    /// game's view (a friend's draft dare, say).
     /// A connection signed in to one game may claim a character of another: its token there is
     /// not one the other game could have revoked.
     @Test func aConnectionSignedInToOneGameClaimsInAnother() throws {
@@ -135,6 +132,9 @@ import Testing
         #expect(try player.ok("whoami")["result"]?["character"] == "sam")
     }
 
+    /// A refusal waits behind the commits of the game it was decided in; a connection of
+    /// another game that claimed there is answered with them, and must get nothing of that
+    /// game's view (a friend's draft dare, say).
     @Test func aRefusedClaimInAnotherGameShowsNothingOfIt() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
