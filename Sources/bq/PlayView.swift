@@ -269,7 +269,7 @@ struct PlayView {
         if let last, entries.count > last { entries = Array(entries.suffix(last)) }
         var lines = [style.bold("Timeline") + (last != nil && timeline.count > (last ?? 0) ? style.dim(" (latest \(last ?? 0) of \(timeline.count))") : "")]
         if entries.isEmpty { lines.append(style.dim("  nothing yet")) }
-        for entry in entries { lines.append("  " + timelineEntry(entry)) }
+        for entry in entries { lines += timelineEntryLines(entry, lead: "  ") }
         return lines
     }
 
@@ -286,7 +286,23 @@ struct PlayView {
         return formatter.string(from: date)
     }
 
-    func timelineEntry(_ entry: JSONValue) -> String {
+    /// One entry, wrapped under its text rather than under its time: a long title or a giver's
+    /// name would otherwise run past the terminal's edge and go on from its first column. The
+    /// amount ("+50 ✦", "3 of 9 gifts") stays whole on the last line.
+    func timelineEntryLines(_ entry: JSONValue, lead: String) -> [String] {
+        let (at, text, amount) = timelineParts(entry)
+        let hang = String(repeating: " ", count: lead.terminalColumns + at.terminalColumns + 1)
+        let keptWhole = amount.replacingOccurrences(of: " ", with: "\u{A0}")
+        var lines = wrapped(text + (amount.isEmpty ? "" : " " + keptWhole), indent: hang, columns: columns)
+        lines[0] = lead + style.dim(at) + " " + lines[0].dropFirst(hang.count)
+        if !amount.isEmpty, let last = lines.indices.last, lines[last].hasSuffix(keptWhole) {
+            lines[last] = lines[last].dropLast(keptWhole.count) + (amount.hasPrefix("-") ? style.yellow(amount) : style.green(amount))
+        }
+        return lines
+    }
+
+    /// When, what, and the points or gifts it moved (empty when none).
+    private func timelineParts(_ entry: JSONValue) -> (at: String, text: String, amount: String) {
         let at = entry["at"]?.stringValue.map(Self.localTime) ?? ""
         let title = entry["title"]?.stringValue ?? ""
         let subtitle = entry["subtitle"]?.stringValue ?? ""
@@ -316,8 +332,7 @@ struct PlayView {
             text = earned ? "🏅 The final badge is unlocked!" : "🏅 The organizer unlocked the final badge early!"
         default: text = title
         }
-        let amount = subtitle.isEmpty ? "" : " " + (subtitle.hasPrefix("-") ? style.yellow(subtitle) : style.green(subtitle))
-        return style.dim(at) + " " + text + amount
+        return (at, text, subtitle)
     }
 
     func whoami() -> String {
@@ -375,7 +390,7 @@ struct PlayView {
                 pointsToldByReply += Self.pointsIn(subtitle: entry["subtitle"]?.stringValue)
                 continue
             }
-            lines.append("★ " + timelineEntry(entry))
+            lines += timelineEntryLines(entry, lead: "★ ")
         }
         // The person's own doings are told by their command's reply, not again as news.
         for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {

@@ -23,6 +23,30 @@ import Testing
         #expect(after.out.contains("Gift unlocked: “A Song on Four Strings” from Leo (little brother) free"), "\(after.out)")
         #expect(!after.out.contains("Mia unlocked"), "\(after.out)")
     }
+
+    /// On a phone's width a long entry goes on under its text, not from the terminal's first
+    /// column, and its amount stays whole.
+    @Test func aLongEntryWrapsUnderItsText() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let unlocked = try BQProcess.run(["admin", "force-unlock", "r07", "--no-deduct"] + server.adminFlags)
+        #expect(unlocked.status == 0, "\(unlocked.err)")
+        let home = try makeTemporaryDirectory()
+        let timeline = try BQProcess.run(["play"] + server.address + ["--character", "mia", "timeline"], home: home,
+                                         environment: ["COLUMNS": "40"])
+        #expect(timeline.status == 0, "\(timeline.err)")
+        let lines = timeline.out.split(separator: "\n").map(String.init)
+        guard let first = lines.firstIndex(where: { $0.contains("Gift unlocked") }) else {
+            Issue.record("no unlock in the timeline:\n\(timeline.out)")
+            return
+        }
+        // "  Tue 11:52 " is 12 columns wide: the entry's other lines start there.
+        let entry = Array(lines[first...].prefix { $0 == lines[first] || $0.hasPrefix(String(repeating: " ", count: 12)) })
+        #expect(entry.count >= 2, "the entry wraps at 40 columns:\n\(timeline.out)")
+        #expect(lines.allSatisfy { $0.count <= 40 }, "no line runs past 40 columns:\n\(timeline.out)")
+        let words = entry.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        #expect(words.hasSuffix("Gift unlocked: “A Song on Four Strings” from Leo (little brother) free"), "\(timeline.out)")
+    }
 }
 
 /// The board's columns line up whatever the titles are written in.
