@@ -46,7 +46,7 @@ extension GameServer {
             }
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
-            let now = Millis(steadyNow)
+            let now = steadyNow
             let network = connection.peerNetwork
             if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
                 return target.error(request.id, ProtocolError(.rateLimited,
@@ -124,7 +124,7 @@ extension GameServer {
 
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
                        connection: ClientConnection, target: ReplyTarget) {
-        if pin != nil, let seconds = hub.pinGuard.secondsToWait(character, now: Millis(steadyNow)) {
+        if pin != nil, let seconds = hub.pinGuard.secondsToWait(character, now: steadyNow) {
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong PINs for \(character): try again in \(seconds) s"))
         }
@@ -138,7 +138,7 @@ extension GameServer {
                    },
                    onRefused: { [unowned self] code in
                        // `forbidden` is a claim's answer to a wrong PIN, and to nothing else.
-                       if pin != nil, code == .forbidden { hub.pinGuard.wrongGuess(character, now: Millis(self.steadyNow)) }
+                       if pin != nil, code == .forbidden { hub.pinGuard.wrongGuess(character, now: self.steadyNow) }
                    },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),

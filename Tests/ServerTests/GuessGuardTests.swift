@@ -6,11 +6,11 @@ import Testing
 @Suite struct GuessGuardTests {
     @Test func fiveWrongPinsAreFreeThenTheWaitDoublesUpToItsCap() {
         var guardian = GuessGuard()
-        let now: Int64 = 1_000_000
+        let now: UInt64 = 1_000_000
         for _ in 0..<GuessGuard.freeAttempts { guardian.wrongGuess("sam", now: now) }
         #expect(guardian.closedUntil("sam", now: now) == nil, "typos cost nothing")
 
-        var waits: [Int64] = []
+        var waits: [UInt64] = []
         for _ in 0..<14 {
             guardian.wrongGuess("sam", now: now)
             waits.append((guardian.closedUntil("sam", now: now) ?? now) - now)
@@ -30,7 +30,7 @@ import Testing
 
     @Test func theTableOfNamesStaysBoundedKeepingTheOnesClosedNow() {
         var guardian = GuessGuard()
-        let now: Int64 = 1_000_000
+        let now: UInt64 = 1_000_000
         for _ in 0...GuessGuard.freeAttempts { guardian.wrongGuess("persistent", now: now) }
         for address in 0..<GuessGuard.namesKept { guardian.wrongGuess("addr-\(address)", now: now) }
         #expect(guardian.countedNames <= GuessGuard.namesKept)
