@@ -8,6 +8,13 @@ import JSON
 /// The organizer reading the log could otherwise act as any player, and the log would name
 /// that player as the actor.
 public enum EventRedaction {
+    /// A stored payload as it may be shown. One that is not JSON (a damaged log) is shown as
+    /// null, not as its text: that text may hold what redaction would have taken out.
+    public static func shown(type: String, payload: String) -> JSONValue {
+        guard let stored = try? JSONParser.parse(Array(payload.utf8)) else { return .null }
+        return redacted(type: type, data: stored)
+    }
+
     public static func redacted(type: String, data: JSONValue) -> JSONValue {
         guard case .object(var fields) = data else { return data }
         fields["token_hash"] = nil

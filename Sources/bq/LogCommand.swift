@@ -27,8 +27,7 @@ struct LogCommand: ParsableCommand {
             for event in batch {
                 if json {
                     // As in the `events` op: no credentials (token hashes, devices, PINs).
-                    let stored = (try? JSONParser.parse(Array(event.payload.utf8))) ?? .string(event.payload)
-                    let data = EventRedaction.redacted(type: event.type, data: stored)
+                    let data = EventRedaction.shown(type: event.type, payload: event.payload)
                     let line: JSONValue = .object(["game": .string(name), "version": .int(Int(event.version)), "type": .string(event.type),
                                                    "actor": .string(event.actor), "at": .string(formatTimestamp(event.at)),
                                                    "idem": event.idempotencyKey.map { .string($0) } ?? .null, "data": data])
@@ -45,8 +44,9 @@ struct LogCommand: ParsableCommand {
 
     /// The payload's scalar fields, short, so a person can scan the log.
     private func summary(_ event: StoredEvent) -> String {
-        guard let stored = try? JSONParser.parse(Array(event.payload.utf8)),
-              case .object(let fields) = EventRedaction.redacted(type: event.type, data: stored) else { return "" }
+        let shown = EventRedaction.shown(type: event.type, payload: event.payload)
+        if shown == .null { return "  (payload unreadable: not JSON)" }
+        guard case .object(let fields) = shown else { return "" }
         let parts = fields.keys.sorted().compactMap { key -> String? in
             guard key != "content" else { return nil }
             switch fields[key]! {

@@ -58,6 +58,29 @@ import UV
         #expect(try page.stdoutLines.map { try JSONParser.parse(Array($0.utf8)).versionNumber } == [9])
     }
 
+    /// A damaged payload is not printed as its text, which may hold what redaction takes out.
+    @Test func logShowsNoCredentialsOfADamagedPayload() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        _ = try Self.playSession(in: dir)
+        let store = try EventStore(path: dir.path + "/birthdayquest.sqlite", options: StoreOptions(synchronous: .full))
+        // Mia's claim, its last byte cut: no longer JSON, its device and token hash still in the text.
+        try store.executeForTesting("""
+            UPDATE events SET payload = substr(payload, 1, length(payload) - 1)
+            WHERE game = 'main' AND type = 'character_claimed'
+            """)
+        store.close()
+
+        let log = try BQRun.run(["log", "--data", dir.path, "--json"], workingDirectory: dir.path)
+        #expect(log.ending == .exited(0), "\(log.stderr)")
+        let claim = try #require(try log.stdoutLines.map { try JSONParser.parse(Array($0.utf8)) }.first { $0["type"] == "character_claimed" })
+        #expect(claim["data"] == .null, "\(log.stdout)")
+        let human = try BQRun.run(["log", "--data", dir.path], workingDirectory: dir.path)
+        #expect(human.stdout.contains("character_claimed  (payload unreadable: not JSON)"), "\(human.stdout)")
+        #expect(!log.stdout.contains(#""device""#) && !log.stdout.contains("token_hash"), "\(log.stdout)")
+        #expect(!human.stdout.contains("device") && !human.stdout.contains("token_hash"), "\(human.stdout)")
+    }
+
     /// Unlocking the last reward writes two events in one commit, the unlock and the final
     /// badge: a finished game is a clean log, not one "without its badge" between the two.
     @Test func verifyAcceptsAFinishedGame() throws {
