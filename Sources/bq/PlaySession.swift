@@ -468,10 +468,7 @@ final class PlaySession: @unchecked Sendable {
                 refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
                 return .failed
             }
-            // `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
-            refused(name.hasPrefix("-") && mode == .oneShot ? "Unknown option \(name) (bq play --help lists them)."
-                : mode == .oneShot ? "Unknown command \(name) (bq play help lists the commands)."
-                : "Unknown command \(name). Type help for the list.")
+            refused(mode == .oneShot ? Self.unknownOneShotMessage(name) : "Unknown command \(name). Type help for the list.")
             return .usage
         }
         return .ok
@@ -488,6 +485,24 @@ final class PlaySession: @unchecked Sendable {
     /// Short and other names of the commands, each to its one name.
     private static let aliases = ["?": "help", "look": "home", "b": "board", "r": "rewards", "t": "timeline",
                                   "c": "complete", "u": "unlock", "exit": "quit", "q": "quit"]
+
+    /// Every command a player may type, by its one name (the organizer's tools aside).
+    private static let playerCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points", "show",
+                                              "complete", "discover", "unlock", "dare", "quit"]
+
+    /// Why a one-shot's first word is no command, or nil when it is one: known before the
+    /// server is asked anything, so that a typo signs nobody in (and claims nothing).
+    static func unknownOneShotCommand(_ typed: String) -> String? {
+        let name = aliases[typed.lowercased()] ?? typed.lowercased()
+        guard !playerCommands.contains(name), !organizerTools.contains(name) else { return nil }
+        return unknownOneShotMessage(name)
+    }
+
+    /// `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
+    private static func unknownOneShotMessage(_ name: String) -> String {
+        name.hasPrefix("-") ? "Unknown option \(name) (bq play --help lists them)."
+            : "Unknown command \(name) (bq play help lists the commands)."
+    }
 
     /// The commands that take no words after their name.
     private static let wordlessCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points",

@@ -27,6 +27,21 @@ import Testing
         #expect(status.out.contains("Points 0 ✦"), "\(status.out)")
     }
 
+    /// A one-shot's unknown command is known before the server is asked anything: the
+    /// character named with it is not claimed by the mistake.
+    @Test func aMistypedOneShotClaimsNothing() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for words in [["frobnicate"], ["--bogus", "whoami"]] {
+            let result = try BQProcess.run(["play"] + server.address + ["--character", "dani"] + words, home: try makeTemporaryDirectory())
+            #expect(result.status == 64, "\(words): \(result.err)")
+            #expect(result.err.contains("Unknown"), "\(words): \(result.err)")
+        }
+        let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        let dani = status.out.split(separator: "\n").first { $0.contains("dani") && $0.contains("friend") }
+        #expect(dani?.hasSuffix("free") == true, "\(status.out)")
+    }
+
     @Test func anUnclosedQuoteSendsNothing() throws {
         let server = try ServerProcess()
         defer { server.stop() }
