@@ -1,9 +1,12 @@
+import Domain
 import EventLog
 import JSON
 
-/// Builds a ServerConfig from three layers: the config file, then environment
-/// variables, then command-line flags (the caller applies flags last).
-/// Every setting is listed once, here; docs/configuration.md mirrors this table.
+/// Builds a ServerConfig over its defaults from three sources: the config file, then
+/// environment variables, then command-line flags (the caller applies flags last). Every
+/// setting is listed once, here, with its checks; docs/configuration.md mirrors this table and
+/// `bq serve --help` lists it. (The file's own checks, JSON and no name set twice, are its
+/// reader's; `--log-level` is a flag of `serve` alone, not a setting.)
 public enum ConfigLoader {
     public struct Setting: Sendable {
         public let key: String
@@ -20,19 +23,27 @@ public enum ConfigLoader {
             $0.seedPath = $1
             $0.seedIsNamed = true
         },
-        string("default_game", "BQ_DEFAULT_GAME", "the game a request means when it names none") { $0.defaultGame = $1 },
+        Setting(key: "default_game", environment: "BQ_DEFAULT_GAME", help: "the game a request means when it names none") { config, value throws(ConfigError) in
+            switch value {
+            // The environment's "2026" arrives as a number.
+            case .string(let name) where !name.isEmpty: config.defaultGame = try gameName(name, of: "default_game")
+            case .int(let number): config.defaultGame = String(number)
+            default: throw ConfigError("default_game must be a non-empty string")
+            }
+        },
         Setting(key: "games", environment: "BQ_GAMES", help: "every game this server holds (comma-separated in the environment)") { config, value throws(ConfigError) in
             switch value {
             case .array(let items):
                 config.games = try items.map { item throws(ConfigError) in
                     guard case .string(let name) = item, !name.isEmpty else { throw ConfigError("games must be a list of names") }
-                    return name
+                    return try gameName(name, of: "games")
                 }
+            case .int(let number): config.games = [String(number)]
             case .string(let list):
                 let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
                 // `a,,b` is a slip, as `["a", "", "b"]` is in a file.
                 guard !names.contains("") else { throw ConfigError("games must be a list of non-empty names, got \"\(list)\"") }
-                config.games = names
+                config.games = try names.map { name throws(ConfigError) in try gameName(name, of: "games") }
             default: throw ConfigError("games must be a list of names")
             }
         },
@@ -118,6 +129,17 @@ public enum ConfigLoader {
         }
     }
 
+    /// A game a client can name: PROTOCOL.md bounds the `game` field, so a longer name would
+    /// be seeded and then unreachable.
+    private static func gameName(_ name: String, of key: String) throws(ConfigError) -> String {
+        let count = name.codePointCount
+        guard Limits.gameName.contains(count) else {
+            throw ConfigError("\(key): a game's name must be \(Limits.gameName.lowerBound) to \(Limits.gameName.upperBound) characters, "
+                + "as requests can name it; got \(count)")
+        }
+        return name
+    }
+
     private static func string(_ key: String, _ environment: String, _ help: String,
                                _ set: @escaping @Sendable (inout ServerConfig, String) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
@@ -129,7 +151,8 @@ public enum ConfigLoader {
         }
     }
 
-    /// `true` or `false` in a config file; in the environment also any case, or 1 and 0.
+    /// `true` or `false`; also `1` and `0`, and the words as text in any case, wherever they
+    /// come from (the environment has only text).
     private static func bool(_ key: String, _ environment: String, _ help: String,
                              _ set: @escaping @Sendable (inout ServerConfig, Bool) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in

@@ -6,7 +6,14 @@ import UV
 import POSIXSupport
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the game server.")
+    static let configuration = CommandConfiguration(abstract: "Run the game server.", discussion: settingsHelp)
+
+    /// The flags are a few of the settings; a person at the terminal finds the rest here.
+    private static var settingsHelp: String {
+        "Every setting, as a key of the config file (config/server.json, or --config) or an environment variable; "
+            + "a flag overrides both, a variable the file. docs/configuration.md gives each one's default and range.\n\n"
+            + ConfigLoader.settings.map { "  \($0.key) (\($0.environment))\n      \($0.help)" }.joined(separator: "\n")
+    }
 
     @OptionGroup var options: ServerOptions
     @Option(help: "Log level: trace, debug, info, notice, warning (or warn), error, critical; any case.") var logLevel: String = "info"

@@ -32,4 +32,13 @@ import Testing
         #expect(throws: ConfigError.self) { try ConfigLoader.apply(file: ["prot": 1], path: "x.json", to: &other) }
         #expect(throws: ConfigError.self) { try ConfigLoader.apply(environment: ["BQ_PORT": "many"], to: &other) }
     }
+
+    /// The environment has only text, and text that reads as a number arrives as one: a game
+    /// named "2026" is still a name.
+    @Test func aGameNamedWithDigitsIsAName() throws {
+        var config = ServerConfig()
+        try ConfigLoader.apply(environment: ["BQ_GAMES": "2026", "BQ_DEFAULT_GAME": "2025"], to: &config)
+        #expect(config.games == ["2026"])
+        #expect(config.defaultGame == "2025")
+    }
 }

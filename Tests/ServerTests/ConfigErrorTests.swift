@@ -24,6 +24,9 @@ import Testing
             ([], ["BQ_CLAIMS_NEED_PIN": "yes"], "bq serve: BQ_CLAIMS_NEED_PIN: claims_need_pin must be true or false"),
             (["--config", "twice.json"], [:], #"bq serve: twice.json: "port" is set twice"#),
             ([], ["BQ_GAMES": "a,,b"], #"bq serve: BQ_GAMES: games must be a list of non-empty names, got "a,,b""#),
+            // Seeded, then out of every client's reach: the `game` field takes 1 to 64 characters.
+            ([], ["BQ_GAMES": "main," + String(repeating: "g", count: 65)], "bq serve: BQ_GAMES: games: a game's name must be 1 to 64"),
+            ([], ["BQ_DEFAULT_GAME": String(repeating: "g", count: 65)], "bq serve: BQ_DEFAULT_GAME: default_game: a game's name must be 1 to 64"),
         ]
         for bad in cases {
             let arguments = ["serve", "--data", data] + bad.arguments
