@@ -3,7 +3,8 @@
 // why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
 // EventLog on SQLite on CSQLite3, UV on CLibUV and POSIXSupport, POSIXSupport on nothing; Server on all of
 // those; Client on JSON, Protocol and POSIXSupport (beside Server, not on it); Benchmarks
-// (`bq bench`) on Client and the wrappers; the bq executable on everything.
+// (`bq bench`) on Client and the wrappers; the bq executable on the layers above the C shims
+// and SQLite (docs/architecture.md lists which).
 // Linux only: the system wrappers (UV, SQLite's test VFS, POSIXSupport) use Glibc.
 import PackageDescription
 

@@ -22,10 +22,10 @@ private struct Decider {
     let context: CommandContext
 
     func changes(for command: Command) throws(Rejection) -> [Change] {
-        if case .seed(let content, let hash) = command { return try seed(content, hash: hash) }
-        guard state.isSeeded else { throw Rejection(.notFound, "This game has not been set up yet") }
         switch command {
-        case .seed: return []
+        case .seed(let content, let hash): return try seed(content, hash: hash)
+        // Every other command acts on a game that exists.
+        case _ where !state.isSeeded: throw Rejection(.notFound, "This game has not been set up yet")
         case .claim(let character, let device, let pin, let tokenHash):
             return try claim(character, device: device, pin: pin, tokenHash: tokenHash)
         case .unclaim(let character): return try unclaim(character)

@@ -190,7 +190,7 @@ final class GameHub {
         switch entry {
         case .done(let remembered, let version):
             guard remembered == fingerprint else { target.error(request.id, mismatch(request)); return true }
-            replay(request, key: key, version: version, target: target)
+            answerRetry(request, key: key, version: version, target: target)
         case .pending(let first):
             guard first.fingerprint == fingerprint else { target.error(request.id, mismatch(request)); return true }
             // The first copy is on its way to disk: answer this one with its reply.
@@ -287,7 +287,7 @@ final class GameHub {
     ///
     /// When that answer cannot be had, the refusal says the change was made: a person told only
     /// that "nothing was committed" would make it again, under a new key, and twice.
-    private func replay(_ request: Request, key: IdempotencyKey, version: Int, target: ReplyTarget) {
+    private func answerRetry(_ request: Request, key: IdempotencyKey, version: Int, target: ReplyTarget) {
         let reply: String
         switch server.storedReply(game: name, key: key, version: version) {
         case .found(let text): reply = text
@@ -430,7 +430,7 @@ final class GameHub {
         // another (refused, or before its sign-in) is answered here, but its view is that game's.
         // A device cut off by these commits (a takeover, an unclaim) sees none of them: it gets
         // its replies, then `bye`, below.
-        let revokes = done.contains { $0.events.contains(where: \.revokesTokens) }
+        let revokes = done.contains { $0.events.contains(where: \.mayRevokeTokens) }
         for connection in actors.values where connection.hub === self && !(revokes && holdsRevokedToken(connection)) {
             if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection) }
         }
@@ -500,5 +500,16 @@ final class GameHub {
     func holdsRevokedToken(_ connection: ClientConnection) -> Bool {
         guard case .character(let id, let tokenHash)? = connection.identity else { return false }
         return durable.characters[id]?.tokenHashes.contains(tokenHash) != true
+    }
+}
+
+private extension Event {
+    /// Whether the event can end tokens: an unclaim, or a claim (one past the tokens a device
+    /// may hold ends its earlier ones; rare, so every claim is checked rather than this decided).
+    var mayRevokeTokens: Bool {
+        switch change {
+        case .characterUnclaimed, .characterClaimed: return true
+        default: return false
+        }
     }
 }

@@ -55,15 +55,3 @@ final class PendingCommand {
     /// remembered even though nothing changed (a retry must replay it, not re-decide).
     var goesToLog: Bool { !events.isEmpty || key != nil }
 }
-
-extension Event {
-    var revokesTokens: Bool {
-        switch change {
-        case .characterUnclaimed: return true
-        // A claim past the tokens one device may hold ends the earlier ones too (rare: checked
-        // for every claim rather than decided here).
-        case .characterClaimed: return true
-        default: return false
-        }
-    }
-}

@@ -4,7 +4,7 @@ import JSON
 import Server
 
 /// Where a server keeps its data, for every command that reads or writes it (`serve`, `log`,
-/// `verify`). Precedence: flags, then environment variables, then the config file, then
+/// `verify`, `backup`), and the settings found there. Precedence: flags, then environment variables, then the config file, then
 /// built-in defaults.
 struct DataOptions: ParsableArguments {
     @Option(help: "Data directory (default: the config's data, else ./data; bq serve creates it when missing).") var data: String?
