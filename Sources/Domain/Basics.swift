@@ -119,6 +119,18 @@ extension Limits {
     public static let maxRewards = 100
     public static let idempotencyKey = 1...128
     public static let gameName = 1...64
+    /// Ids of characters, challenges and rewards, in bytes (`isValidID`).
+    public static let idBytes = 1...32
+    /// A PIN as the seed sets it: digits only.
+    public static let seedPINDigits = 4...8
+    /// A PIN as a `claim` may send it: longer than any seed's, so that a client's own PIN
+    /// field is never the reason for `bad_request`.
+    public static let claimPIN = 1...32
+    public static let adminKey = 1...1024
+    /// Entries one `timeline` or `events` read may ask for, and what it gets without `limit`.
+    public static let timelinePage = 1...500
+    public static let eventsPage = 1...1000
+    public static let defaultPage = 100
 }
 
 extension String {

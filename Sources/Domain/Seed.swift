@@ -117,7 +117,7 @@ public struct SeedProblem: Sendable, Hashable, CustomStringConvertible {
 /// Ids are used in JSON Pointer paths and URLs-to-be: keep them short and plain.
 public func isValidID(_ id: String) -> Bool {
     let bytes = Array(id.utf8)
-    guard (1...32).contains(bytes.count) else { return false }
+    guard Limits.idBytes.contains(bytes.count) else { return false }
     for (index, byte) in bytes.enumerated() {
         let lowerOrDigit = (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57)
         if index == 0 ? !lowerOrDigit : !(lowerOrDigit || byte == 45 || byte == 95) { return false }
@@ -195,8 +195,9 @@ extension SeedContent {
             for (factIndex, fact) in character.funFacts.enumerated() {
                 if let problem = lengthProblem(fact, Limits.funFact, at: "\(path).fun_facts[\(factIndex)]") { found.append(problem) }
             }
-            if let pin = character.pin, !(4...8).contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
-                found.append(SeedProblem(path: "\(path).pin", message: "must be 4 to 8 digits"))
+            if let pin = character.pin, !Limits.seedPINDigits.contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                found.append(SeedProblem(path: "\(path).pin",
+                                         message: "must be \(Limits.seedPINDigits.lowerBound) to \(Limits.seedPINDigits.upperBound) digits"))
             }
         }
         for role in [Role.birthday, .organizer] {

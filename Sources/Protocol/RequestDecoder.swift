@@ -74,19 +74,19 @@ public enum RequestDecoder {
         case "characters": return .characters(game: try args.optionalString("game", Limits.gameName))
         case "claim":
             return .claim(character: try args.string("character"), device: try args.string("device", Limits.device),
-                          pin: try args.optionalString("pin", 1...32), game: try args.optionalString("game", Limits.gameName))
+                          pin: try args.optionalString("pin", Limits.claimPIN), game: try args.optionalString("game", Limits.gameName))
         // Any string is a token to look up: one blank or mangled in a client's storage is a
         // session to claim again (`unauthenticated`), not a malformed request.
         case "auth": return .auth(token: try args.string("token", 0...Int.max))
-        case "admin": return .admin(key: try args.string("key", 1...1024), game: try args.optionalString("game", Limits.gameName))
+        case "admin": return .admin(key: try args.string("key", Limits.adminKey), game: try args.optionalString("game", Limits.gameName))
         case "whoami": return .whoami
         case "state": return .state
         case "subscribe": return .subscribe(since: try args.optionalPosition("since"))
         case "unsubscribe": return .unsubscribe
         case "timeline":
-            return .timeline(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", 1...500) ?? 100)
+            return .timeline(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", Limits.timelinePage) ?? Limits.defaultPage)
         case "events":
-            return .events(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", 1...1000) ?? 100)
+            return .events(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", Limits.eventsPage) ?? Limits.defaultPage)
         default:
             guard let command = try mutation(op, args) else { throw ProtocolError(.unknownOp, "Unknown op \"\(op)\"") }
             return .mutation(command)

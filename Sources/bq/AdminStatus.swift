@@ -1,5 +1,6 @@
 import ArgumentParser
 import Client
+import Domain
 import Foundation
 import JSON
 
@@ -46,7 +47,9 @@ struct AdminLog: AdminOperation {
     @Option(help: "Only the newest N events (1 to 1000), instead of those after --after.") var last: Int?
 
     func validate() throws {
-        if let last, !(1...1000).contains(last) { throw ValidationError("--last must be 1 to 1000, got \(last)") }
+        if let last, !Limits.eventsPage.contains(last) {
+            throw ValidationError("--last must be \(Limits.eventsPage.lowerBound) to \(Limits.eventsPage.upperBound), got \(last)")
+        }
         if last != nil, after != 0 { throw ValidationError("--last shows the newest events: give it or --after, not both") }
     }
 
