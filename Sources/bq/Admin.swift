@@ -228,8 +228,7 @@ struct AdminContext {
         guard let view = try? gameView() else { return typed }
         if let id = view.memberId(typed, in: sections) { return id }
         guard sections.contains("characters"), let characters = view["characters"]?.objectValue else { return typed }
-        let named = characters.keys.filter { characters[$0]?["name"]?.stringValue?.lowercased() == typed.lowercased() }
-        return named.count == 1 ? named[0] : typed
+        return characterId(typed, among: characters.map { (id: $0.key, name: $0.value["name"]?.stringValue) }) ?? typed
     }
 }
 

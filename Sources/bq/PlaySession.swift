@@ -187,10 +187,20 @@ final class PlaySession: @unchecked Sendable {
                 return .signedIn
             } catch {
                 // `--character Mia`: the name, or the id in capitals, of a character that exists.
-                if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game),
-                   let found = Self.character(id, in: characters), found != id {
-                    choice = found
-                    continue
+                if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game) {
+                    if let found = Self.character(id, in: characters), found != id {
+                        choice = found
+                        continue
+                    }
+                    let sharing = characters.filter { $0["name"]?.stringValue?.lowercased() == id.lowercased() }
+                        .compactMap { $0["id"]?.stringValue }
+                    if sharing.count > 1 {
+                        refused("\(sharing.count) characters are called \(id) (\(sharing.joined(separator: ", "))): "
+                            + "name one by its id (--character \(sharing[0])).")
+                        guard mode == .interactive else { return .refused }
+                        choice = nil
+                        continue
+                    }
                 }
                 refused(error.description)
                 guard error.refusal != nil else {
@@ -238,12 +248,11 @@ final class PlaySession: @unchecked Sendable {
         return characters.first { $0["id"]?.stringValue == id }?["name"]?.stringValue ?? id
     }
 
-    /// The id of the character `typed` names: its id or its name, in any case ("Mia" for mia).
+    /// The id of the character `typed` names in the `characters` op's list (`characterId`).
     static func character(_ typed: String, in characters: [JSONValue]) -> String? {
-        let wanted = typed.lowercased()
-        return characters.first { character in
-            character["id"]?.stringValue?.lowercased() == wanted || character["name"]?.stringValue?.lowercased() == wanted
-        }?["id"]?.stringValue
+        characterId(typed, among: characters.compactMap { character in
+            character["id"]?.stringValue.map { (id: $0, name: character["name"]?.stringValue) }
+        })
     }
 
     private enum Pick { case character(String), left, failed }

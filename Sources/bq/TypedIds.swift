@@ -17,3 +17,14 @@ extension JSONValue {
         return nil
     }
 }
+
+/// The id of the character `typed` names, among `characters` (id and name each): its id,
+/// exactly or in any case, else its name in any case ("Mia" for mia); nil when none does. A
+/// name two characters share names neither: a guess would act on the wrong person.
+func characterId(_ typed: String, among characters: [(id: String, name: String?)]) -> String? {
+    if characters.contains(where: { $0.id == typed }) { return typed }
+    let wanted = typed.lowercased()
+    if let id = characters.first(where: { $0.id.lowercased() == wanted })?.id { return id }
+    let named = characters.filter { $0.name?.lowercased() == wanted }
+    return named.count == 1 ? named[0].id : nil
+}

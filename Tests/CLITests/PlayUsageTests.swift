@@ -42,6 +42,30 @@ import Testing
         #expect(dani?.hasSuffix("free") == true, "\(status.out)")
     }
 
+    /// A name two characters share names neither of them: `bq play` claims nobody by a guess
+    /// (it used to take the first), as `bq admin` acts on nobody.
+    @Test func aNameTwoCharactersShareClaimsNeither() throws {
+        let seed = try String(contentsOf: packageRoot.appendingPathComponent("seed/birthdayquest.json"), encoding: .utf8)
+        let twin = seed.replacingOccurrences(of: #""name": "Priya""#, with: #""name": "Sunny""#)
+            .replacingOccurrences(of: #""name": "Theo""#, with: #""name": "Sunny""#)
+        #expect(twin != seed)
+        let path = try makeTemporaryDirectory().appendingPathComponent("twins.json")
+        try twin.write(to: path, atomically: true, encoding: .utf8)
+        let server = try ServerProcess(extraArguments: ["--seed", path.path])
+        defer { server.stop() }
+        let shared = try BQProcess.run(["play"] + server.address + ["--character", "sunny", "whoami"], home: try makeTemporaryDirectory())
+        #expect(shared.status == 1, "\(shared.out) \(shared.err)")
+        #expect(shared.err.contains("2 characters are called sunny (priya, theo): name one by its id"), "\(shared.err)")
+        let byId = try BQProcess.run(["play"] + server.address + ["--character", "PRIYA", "whoami"], home: try makeTemporaryDirectory())
+        #expect(byId.status == 0, "an id in any case still names its character: \(byId.err)")
+        let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        let rows = status.out.split(separator: "\n").filter { $0.contains("friend") }
+        #expect(rows.contains { $0.contains("theo") && $0.hasSuffix("free") }, "\(status.out)")
+        let unclaim = try BQProcess.run(["admin", "unclaim", "Sunny"] + server.adminFlags)
+        #expect(unclaim.status != 0, "\(unclaim.out)")
+        #expect(rows.contains { $0.contains("priya") && $0.contains("claimed") }, "\(status.out)")
+    }
+
     @Test func anUnclosedQuoteSendsNothing() throws {
         let server = try ServerProcess()
         defer { server.stop() }
