@@ -18,7 +18,7 @@ struct BackupCommand: ParsableCommand {
     @Argument(help: "The file to write; it must not exist yet.") var file: String
 
     func run() throws {
-        let config = try options.load(command: "backup")
+        let config = try options.loadExistingLog(command: "backup")
         guard !FileManager.default.fileExists(atPath: file) else { throw failure("\(file) already exists: name a new file") }
         // Written under a name that says it is unfinished, then given its own once whole and on
         // disk: a backup cut short (killed, a full disk) never leaves a broken file under the

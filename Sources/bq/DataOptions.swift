@@ -29,6 +29,20 @@ struct DataOptions: ParsableArguments {
         }
     }
 
+    /// As `load`, for a command that reads a log already there (`log`, `verify`, `backup`): a
+    /// data directory without one is said in words, with `exitCode`, rather than as SQLite's
+    /// "unable to open database file".
+    func loadExistingLog(command: String, exitCode: Int32 = 1) throws -> ServerConfig {
+        let config = try load(command: command)
+        guard FileManager.default.fileExists(atPath: config.databasePath) else {
+            let advice = data != nil ? "is --data the server's data directory?"
+                : "run this where bq serve runs, or name its data directory with --data"
+            try? FileHandle.standardError.write(contentsOf: Data("bq \(command): no event log at \(config.databasePath): \(advice)\n".utf8))
+            throw ExitCode(exitCode)
+        }
+        return config
+    }
+
     private func settings(flags: [String: JSONValue]) throws(ConfigError) -> ServerConfig {
         var result = ServerConfig()
         let path = config ?? (FileManager.default.fileExists(atPath: "config/server.json") ? "config/server.json" : nil)

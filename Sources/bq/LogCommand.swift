@@ -15,7 +15,7 @@ struct LogCommand: ParsableCommand {
     @Flag(help: "One JSON object per line.") var json = false
 
     func run() throws {
-        let config = try options.load(command: "log")
+        let config = try options.loadExistingLog(command: "log")
         let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
         defer { store.close() }
         let name = game ?? config.defaultGame

@@ -8,7 +8,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var options: DataOptions
 
     func run() throws {
-        let config = try options.load(command: "verify")
+        let config = try options.loadExistingLog(command: "verify", exitCode: 2)
         let report: LogVerifier.Report
         do {
             report = try LogVerifier.verify(path: config.databasePath, idempotencyWindow: config.idempotencyWindow)

@@ -58,6 +58,20 @@ import UV
         #expect(try page.stdoutLines.map { try JSONParser.parse(Array($0.utf8)).versionNumber } == [9])
     }
 
+    /// The commands that read a log say plainly when the directory holds none, and make nothing.
+    @Test func readingCommandsNameAMissingLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let missing = dir.path + "/nothing-here"
+        for (arguments, exit) in [(["log"], 1), (["verify"], 2), (["backup", dir.path + "/copy.sqlite"], 1)] as [([String], Int32)] {
+            let result = try BQRun.run([arguments[0], "--data", missing] + arguments.dropFirst(), workingDirectory: dir.path)
+            #expect(result.ending == .exited(exit), "\(arguments): \(result.stderr)")
+            #expect(result.stderr == "bq \(arguments[0]): no event log at \(missing)/birthdayquest.sqlite: is --data the server's data directory?\n",
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty, "nothing made")
+    }
+
     /// A damaged payload is not printed as its text, which may hold what redaction takes out.
     @Test func logShowsNoCredentialsOfADamagedPayload() throws {
         let dir = try TempDirectory()
