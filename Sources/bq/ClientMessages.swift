@@ -185,7 +185,7 @@ func isYes(_ answer: String?) -> Bool {
 }
 
 extension ClientError {
-    /// How a one-shot that ends with this error exits, as the README's table says: 1 refused,
+    /// How a one-shot that ends with this error exits, as docs/playing.md's table says: 1 refused,
     /// 75 no reply in time (to a change, which may or may not have been made, or to a read),
     /// 2 no server to talk to (the connection lost and not found again, a full server).
     var exitStatus: Int32 {

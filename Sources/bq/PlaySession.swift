@@ -473,7 +473,7 @@ final class PlaySession: @unchecked Sendable {
             if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
             if Self.organizerTools.contains(name) {
                 // The server would refuse it; saying so beats "Unknown command" for a command
-                // the README lists.
+                // docs/playing.md lists.
                 refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
                 return .failed
             }

@@ -108,7 +108,7 @@ import Testing
     }
 
     /// A word outside a flag's list is a value not of its type: exit 64 before anything is sent,
-    /// as the README's table says, not a refusal from the server.
+    /// as docs/playing.md's table says, not a refusal from the server.
     @Test func aWordOutsideItsListIsAUsageError() throws {
         let server = try ServerProcess()
         defer { server.stop() }

@@ -3,7 +3,7 @@ import JSON
 import Testing
 
 /// A server that goes silent. After the sign-in, the silence is "no reply in time" (exit 75, as
-/// the README's table says); at the sign-in, there is no server to talk to (2); neither is a
+/// docs/playing.md's table says); at the sign-in, there is no server to talk to (2); neither is a
 /// refusal (1).
 @Suite struct SilentServerTests {
     @Test func aSubscribeThatGetsNoReplyIsExitSeventyFive() throws {
