@@ -38,11 +38,7 @@ extension GameState {
             guard var challenge = challenges[id] else { return }
             challenge.completion = Completion(at: at, option: option, proof: proof, forced: forced, points: points)
             // Forcing a delivered dare counts it as found, and finding it is a moment of its own.
-            if challenge.dare == .delivered {
-                challenge.dare = .discovered
-                addEntry(at: at, kind: .secretDiscovered, ref: id, title: challenge.title,
-                         subtitle: "worth \(challenge.points) ✦", from: authorName(challenge))
-            }
+            if challenge.dare == .delivered { discover(&challenge, at: at) }
             challenges[id] = challenge
             earned += points
             let title = option == .b ? (challenge.optionB?.title ?? challenge.title) : challenge.title
@@ -51,10 +47,8 @@ extension GameState {
         case .secretsDiscovered(let ids):
             for id in ids {
                 guard var challenge = challenges[id] else { continue }
-                challenge.dare = .discovered
+                discover(&challenge, at: at)
                 challenges[id] = challenge
-                addEntry(at: at, kind: .secretDiscovered, ref: id, title: challenge.title,
-                         subtitle: "worth \(challenge.points) ✦", from: authorName(challenge))
             }
 
         case .rewardUnlocked(let id, let cost, _):
@@ -91,25 +85,43 @@ extension GameState {
             day = newDay
 
         case .challengeSaved(let id, let fields, _):
-            var challenge = challenges[id] ?? Challenge(
-                id: id, title: "", description: "", optionB: nil, points: 0, difficulty: nil, category: nil,
-                author: nil, dare: nil, completion: nil,
-                order: (challenges.values.filter { !$0.isSecret }.map(\.order).max() ?? -1) + 1)
-            challenge.title = fields.title
-            challenge.description = fields.description
-            challenge.optionB = fields.optionB
-            challenge.points = fields.points
-            challenge.difficulty = fields.difficulty
-            challenge.category = fields.category
-            challenges[id] = challenge
+            saveChallenge(id, fields)
 
         case .rewardSaved(let id, let fields, _):
-            let order = rewards[id]?.order ?? ((rewards.values.map(\.order).max() ?? -1) + 1)
-            let content = fields.content ?? rewards[id]?.content ?? RewardContent(text: nil, urls: [])
-            rewards[id] = Reward(id: id, from: fields.from, fromCharacter: fields.fromCharacter, title: fields.title,
-                                 teaser: fields.teaser, type: fields.type, cost: fields.cost, order: order,
-                                 content: content, unlockedAt: rewards[id]?.unlockedAt)
+            saveReward(id, fields)
         }
+    }
+
+    /// A delivered dare found: it shows on the board, and the timeline says so.
+    private mutating func discover(_ challenge: inout Challenge, at: Millis) {
+        challenge.dare = .discovered
+        addEntry(at: at, kind: .secretDiscovered, ref: challenge.id, title: challenge.title,
+                 subtitle: "worth \(challenge.points) ✦", from: authorName(challenge))
+    }
+
+    /// A new challenge goes after the regular ones; an edited one keeps its place and completion.
+    private mutating func saveChallenge(_ id: String, _ fields: ChallengeFields) {
+        var challenge = challenges[id] ?? Challenge(
+            id: id, title: "", description: "", optionB: nil, points: 0, difficulty: nil, category: nil,
+            author: nil, dare: nil, completion: nil,
+            order: (challenges.values.filter { !$0.isSecret }.map(\.order).max() ?? -1) + 1)
+        challenge.title = fields.title
+        challenge.description = fields.description
+        challenge.optionB = fields.optionB
+        challenge.points = fields.points
+        challenge.difficulty = fields.difficulty
+        challenge.category = fields.category
+        challenges[id] = challenge
+    }
+
+    /// A new reward goes last; an edited one keeps its place, its unlock and, unless the edit
+    /// brings new content, its content.
+    private mutating func saveReward(_ id: String, _ fields: RewardFields) {
+        let order = rewards[id]?.order ?? ((rewards.values.map(\.order).max() ?? -1) + 1)
+        let content = fields.content ?? rewards[id]?.content ?? RewardContent(text: nil, urls: [])
+        rewards[id] = Reward(id: id, from: fields.from, fromCharacter: fields.fromCharacter, title: fields.title,
+                             teaser: fields.teaser, type: fields.type, cost: fields.cost, order: order,
+                             content: content, unlockedAt: rewards[id]?.unlockedAt)
     }
 
     private mutating func seed(_ content: SeedContent, hash: String) {
