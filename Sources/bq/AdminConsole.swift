@@ -24,50 +24,23 @@ struct AdminConsole: ParsableCommand {
         return (["Commands (help <command> for its options; quit to leave):"] + lines).joined(separator: "\n")
     }
 
+    /// Where the console points an organizer to see whether a change was made.
+    private static let checkTheLog = "the log (log --last 20)"
+
     private func converse(_ context: AdminContext) {
         let terminal = context.terminal
         terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
         terminal.whenInterrupted { [client = context.client] in
-            _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the log (log --last 20)")
+            _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: Self.checkTheLog)
         }
-        let notices = ConnectionNotices()
         let news = LiveNews(style: terminal.style, terminal: terminal)
-        context.client.onEvent { event in
-            switch event {
-            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                guard news.tell(version: version, view: view) else { return }
-            case .lateReply(let op, let args, let result):
-                terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
-                if unlockBroughtFinalBadge(op, args, result, view: context.client.view) {
-                    terminal.line(terminal.style.green("🏅 The final badge unlocked with it."))
-                }
-                if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
-            default:
-                if case .reconnected = event { news.reconnected() }
-                guard let line = notices.line(for: event, style: terminal.style) else { return }
-                terminal.line(line)
-            }
-            // Printed over the prompt the organizer was typing at: show it again (a command
-            // that is running prints its result and then a prompt of its own).
-            turn.whileWaiting { terminal.reprompt(prompt) }
-        }
-        // A person at the console follows the game as it happens; a script reads only the
-        // answers to its own lines, in order.
-        if Terminal.stdinIsTerminal {
-            do {
-                try context.client.subscribe()
-                let now = context.client.mirrorSnapshot
-                news.goLive(version: now.version, view: now.view)
-            } catch {
-                terminal.line(terminal.style.dim("No live news (\(error.description.terminalSafe)): the game shows when asked."))
-            }
-        }
+        follow(context, news: news, turn: turn, prompt: prompt)
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
             guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else {
-                _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: "the log (log --last 20)")
+                _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: Self.checkTheLog)
                 return
             }
             turn.commandStarted()
@@ -78,7 +51,7 @@ struct AdminConsole: ParsableCommand {
             guard let first = words.first else { continue }
             switch first {
             case "quit", "exit":
-                guard mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: true, check: "the log (log --last 20)") else { continue }
+                guard mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: true, check: Self.checkTheLog) else { continue }
                 return
             case "help":
                 // `help adjust-points` is that command's help; `help` alone lists what works here.
@@ -109,7 +82,7 @@ struct AdminConsole: ParsableCommand {
             case .refused(.unconfirmed(let op)):
                 let typed = line.trimmingCharacters(in: .whitespaces)
                 terminal.line(terminal.style.red("✗ ") + (Terminal.stdinIsTerminal ? keptChangeMessage(typed)
-                                                          : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: "the log (log --last 20)")))
+                                                          : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: Self.checkTheLog)))
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)
             case .cancelled: terminal.line("Cancelled.")
@@ -119,6 +92,41 @@ struct AdminConsole: ParsableCommand {
             // kept to be sent again holds the news until its late answer.
             if case .refused(.unconfirmed) = outcome, Terminal.stdinIsTerminal { continue }
             news.settled(key, committedAt: context.lastCommit.version)
+        }
+    }
+
+    /// Prints what happens to the game while the organizer types: others' changes as news,
+    /// late answers, the connection's comings and goings. Only at a terminal does the console
+    /// subscribe: a script reads only the answers to its own lines, in order.
+    private func follow(_ context: AdminContext, news: LiveNews, turn: ConsoleTurn, prompt: String) {
+        let terminal = context.terminal
+        let notices = ConnectionNotices()
+        context.client.onEvent { event in
+            switch event {
+            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
+                guard news.tell(version: version, view: view) else { return }
+            case .lateReply(let op, let args, let result):
+                terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
+                if unlockBroughtFinalBadge(op, args, result, view: context.client.view) {
+                    terminal.line(terminal.style.green("🏅 The final badge unlocked with it."))
+                }
+                if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
+            default:
+                if case .reconnected = event { news.reconnected() }
+                guard let line = notices.line(for: event, style: terminal.style) else { return }
+                terminal.line(line)
+            }
+            // Printed over the prompt the organizer was typing at: show it again (a command
+            // that is running prints its result and then a prompt of its own).
+            turn.whileWaiting { terminal.reprompt(prompt) }
+        }
+        guard Terminal.stdinIsTerminal else { return }
+        do {
+            try context.client.subscribe()
+            let now = context.client.mirrorSnapshot
+            news.goLive(version: now.version, view: now.view)
+        } catch {
+            terminal.line(terminal.style.dim("No live news (\(error.description.terminalSafe)): the game shows when asked."))
         }
     }
 }
