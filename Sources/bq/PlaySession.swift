@@ -109,49 +109,66 @@ final class PlaySession: @unchecked Sendable {
 
     /// Resumes with the saved token, else claims `character` (or asks which one, interactively).
     func signIn(character: String?, pin: String?) -> SignIn {
-        fileLock.lock()
-        let saved = file.token
-        let device = file.device
-        // For a person: a script's output is its commands' results, and the note waits for them.
-        let ended = mode == .interactive && !json ? file.sessionEnded.map { (reason: $0, character: file.character) } : nil
-        fileLock.unlock()
-        if let ended {
-            let who = ended.character.map { " as \($0.terminalSafe)" } ?? ""
-            say([style.yellow("Your last session\(who) was ended by the server: \(ended.reason.terminalSafe).")])
-            updateFile { $0.sessionEnded = nil; $0.character = nil }
-        }
+        tellEndedSession()
         // Under the lock: the reader thread rewrites the file when the server ends the session.
         fileLock.lock()
+        let saved = file.token
         let savedCharacter = file.character
         fileLock.unlock()
         // Another character named while this file's session still stands: a switch.
         // `--character Mia` names the saved mia, as the picker takes it.
         let namesSaved = character?.lowercased() == savedCharacter?.lowercased()
+        if let saved, character == nil || namesSaved, let resumed = resume(token: saved) { return resumed }
         let switchingFrom = saved != nil && character != nil && !namesSaved ? savedCharacter : nil
-        if let saved, character == nil || namesSaved {
-            do {
-                let reply = try client.auth(token: saved)
-                // A greeting for a person; a script's output is its commands' results.
-                if mode == .interactive { say([style.dim("Welcome back, \(greetingName(reply.result["character"]?.stringValue).terminalSafe).")]) }
-                resumed = true
-                return .signedIn
-            } catch {
-                // Only a refused token is a lost session: a server that does not answer, or is
-                // full, may take it tomorrow.
-                guard error.refusal?.errorCode == .unauthenticated else {
-                    refused(error.description)
-                    return error.refusal == nil ? .noAnswer : .refused
-                }
-                if mode == .interactive {
-                    say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
-                    updateFile { $0.token = nil; $0.character = nil }
-                } else {
-                    refused(error.description)
-                    // The character stays named, so that the next one-shot still says which to claim.
-                    updateFile { $0.token = nil }
-                }
+        return claim(character, pin: pin, savedCharacter: savedCharacter, switchingFrom: switchingFrom)
+    }
+
+    /// A session the server ended while this device was away (an unclaim, a takeover), said
+    /// once to the person; a script's output is its commands' results.
+    private func tellEndedSession() {
+        fileLock.lock()
+        let ended = mode == .interactive && !json ? file.sessionEnded.map { (reason: $0, character: file.character) } : nil
+        fileLock.unlock()
+        guard let ended else { return }
+        let who = ended.character.map { " as \($0.terminalSafe)" } ?? ""
+        say([style.yellow("Your last session\(who) was ended by the server: \(ended.reason.terminalSafe).")])
+        updateFile { $0.sessionEnded = nil; $0.character = nil }
+    }
+
+    /// Signs in with the saved token; nil when the server no longer knows it, and a character
+    /// must be claimed again.
+    private func resume(token: String) -> SignIn? {
+        do {
+            let reply = try client.auth(token: token)
+            // A greeting for a person; a script's output is its commands' results.
+            if mode == .interactive { say([style.dim("Welcome back, \(greetingName(reply.result["character"]?.stringValue).terminalSafe).")]) }
+            resumed = true
+            return .signedIn
+        } catch {
+            // Only a refused token is a lost session: a server that does not answer, or is
+            // full, may take it tomorrow.
+            guard error.refusal?.errorCode == .unauthenticated else {
+                refused(error.description)
+                return error.refusal == nil ? .noAnswer : .refused
             }
+            if mode == .interactive {
+                say([style.yellow("Your saved session no longer works (\(error.description.terminalSafe)); choose again.")])
+                updateFile { $0.token = nil; $0.character = nil }
+            } else {
+                refused(error.description)
+                // The character stays named, so that the next one-shot still says which to claim.
+                updateFile { $0.token = nil }
+            }
+            return nil
         }
+    }
+
+    /// Claims `character`, or the one picked at the terminal; a person is asked for a PIN, or to
+    /// pick again, until a claim goes through or they leave.
+    private func claim(_ character: String?, pin: String?, savedCharacter: String?, switchingFrom: String?) -> SignIn {
+        fileLock.lock()
+        let device = file.device
+        fileLock.unlock()
         var choice = character
         var pinToTry = pin
         while true {
@@ -174,6 +191,7 @@ final class PlaySession: @unchecked Sendable {
                 }
             }
             guard let id = choice else { return .refused }
+            let error: ClientError
             do {
                 let reply = try client.claim(character: id, device: device, pin: pinToTry, game: game)
                 let token = reply.result["token"]?.stringValue
@@ -185,59 +203,68 @@ final class PlaySession: @unchecked Sendable {
                         + "bq play --character \(last.terminalSafe) switches back (this device still holds \(last.terminalSafe)).")])
                 }
                 return .signedIn
-            } catch {
-                // `--character Mia`: the name, or the id in capitals, of a character that exists.
-                if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game) {
-                    if let found = Self.character(id, in: characters), found != id {
-                        choice = found
-                        continue
-                    }
-                    let sharing = characters.filter { $0["name"]?.stringValue?.lowercased() == id.lowercased() }
-                        .compactMap { $0["id"]?.stringValue }
-                    if sharing.count > 1 {
-                        refused("\(sharing.count) characters are called \(id) (\(sharing.joined(separator: ", "))): "
-                            + "name one by its id (--character \(sharing[0])).")
-                        guard mode == .interactive else { return .refused }
-                        choice = nil
-                        continue
-                    }
-                }
-                refused(error.description)
-                guard error.refusal != nil else {
-                    if case .timedOut = error {
-                        // The claim may have been made: this device then holds the character.
-                        refused("The claim may have been made meanwhile; running the same command again from this device "
-                            + "is safe (the device that holds a character claims it again, no PIN needed).")
-                    }
-                    return .noAnswer
-                }
-                if error.refusal?.errorCode == .alreadyClaimed {
-                    for other in PlayDeviceFile.others(besides: file.path, game: game) {
-                        refused("If \(id) is yours from an earlier start at another address or port, this device may be "
-                            + "saved for it in \(other): start with --device-file \(other)")
-                    }
-                }
-                guard mode == .interactive else {
-                    if error.refusal?.errorCode == .alreadyClaimed {
-                        refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "
-                            + "or the organizer can unclaim it.")
-                    } else if error.refusal?.errorCode == .forbidden, pinToTry == nil {
-                        // A server with `claims_need_pin`.
-                        refused("Give \(greetingName(id).terminalSafe)'s PIN with --pin (the organizer has it).")
-                    }
-                    return .refused
-                }
-                if error.refusal?.errorCode == .alreadyClaimed || error.refusal?.errorCode == .forbidden {
-                    guard let answer = terminal.readSecretLine(asking: "PIN for \(id) (empty to choose another): ") else { return .refused }
-                    if !answer.isEmpty {
-                        pinToTry = answer
-                        continue
-                    }
-                }
-                choice = nil
-                pinToTry = nil
+            } catch let refusal {
+                error = refusal
+            }
+            switch nextStep(after: error, claiming: id, pin: pinToTry) {
+            case .claim(let other, let pin):
+                choice = other
+                pinToTry = pin
+            case .end(let outcome): return outcome
             }
         }
+    }
+
+    private enum ClaimStep {
+        /// Try again: this character (nil: pick one) with this PIN.
+        case claim(String?, pin: String?)
+        case end(SignIn)
+    }
+
+    /// What follows a claim that did not go through: the id a name stands for, a PIN asked for
+    /// at the terminal, another pick; or the end, with advice for a one-shot or a script.
+    private func nextStep(after error: ClientError, claiming id: String, pin: String?) -> ClaimStep {
+        // `--character Mia`: the name, or the id in capitals, of a character that exists.
+        if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game) {
+            if let found = Self.character(id, in: characters), found != id { return .claim(found, pin: pin) }
+            let sharing = characters.filter { $0["name"]?.stringValue?.lowercased() == id.lowercased() }
+                .compactMap { $0["id"]?.stringValue }
+            if sharing.count > 1 {
+                refused("\(sharing.count) characters are called \(id) (\(sharing.joined(separator: ", "))): "
+                    + "name one by its id (--character \(sharing[0])).")
+                return mode == .interactive ? .claim(nil, pin: nil) : .end(.refused)
+            }
+        }
+        refused(error.description)
+        guard let code = error.refusal?.errorCode else {
+            if case .timedOut = error {
+                // The claim may have been made: this device then holds the character.
+                refused("The claim may have been made meanwhile; running the same command again from this device "
+                    + "is safe (the device that holds a character claims it again, no PIN needed).")
+            }
+            return .end(.noAnswer)
+        }
+        if code == .alreadyClaimed {
+            for other in PlayDeviceFile.others(besides: file.path, game: game) {
+                refused("If \(id) is yours from an earlier start at another address or port, this device may be "
+                    + "saved for it in \(other): start with --device-file \(other)")
+            }
+        }
+        guard mode == .interactive else {
+            if code == .alreadyClaimed {
+                refused("To take \(id) over from the device that holds it, give its PIN with --pin, if the game gave it one; "
+                    + "or the organizer can unclaim it.")
+            } else if code == .forbidden, pin == nil {
+                // A server with `claims_need_pin`.
+                refused("Give \(greetingName(id).terminalSafe)'s PIN with --pin (the organizer has it).")
+            }
+            return .end(.refused)
+        }
+        if code == .alreadyClaimed || code == .forbidden {
+            guard let answer = terminal.readSecretLine(asking: "PIN for \(id) (empty to choose another): ") else { return .end(.refused) }
+            if !answer.isEmpty { return .claim(id, pin: answer) }
+        }
+        return .claim(nil, pin: nil)
     }
 
     /// The character's name, for a person ("Mia", not the id mia); the id when the list of
