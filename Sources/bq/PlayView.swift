@@ -393,6 +393,34 @@ struct PlayView {
             lines += timelineEntryLines(entry, lead: "★ ")
         }
         // The person's own doings are told by their command's reply, not again as news.
+        lines += characterNews(from: old, own: own) + challengeNews(from: old, own: own) + rewardNews(from: old, own: own)
+        let oldHidden = old.game["secrets_hidden"]?.intValue ?? 0
+        let hidden = game["secrets_hidden"]?.intValue ?? 0
+        if myRole == "birthday", hidden > oldHidden {
+            lines.append(style.magenta("A secret dare arrived: ??? now hides \(hidden)"))
+        }
+        if points != old.points {
+            // Completions and unlocks explain themselves in the timeline ("+35 ✦", "-100 ✦");
+            // an organizer's adjustment has no entry there (GAME.md), so what the new entries
+            // do not explain is named here, also when one patch carries both.
+            let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
+            // The person's own adjustments are their replies' to tell; the rest is someone else's.
+            let adjusted = points - old.points - explained - (own.adjustment ?? 0)
+            pointsToldByReply += own.adjustment ?? 0
+            if adjusted != 0 {
+                lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
+            }
+            if !own.tellsPoints || points - old.points != pointsToldByReply { lines.append(pointsLine()) }
+        }
+        if let day = game["day"]?.intValue, day != old.game["day"]?.intValue, day != own.day {
+            lines.append("It is now day \(day).")
+        }
+        return lines
+    }
+
+    /// Other players joining or leaving.
+    private func characterNews(from old: PlayView, own: OwnChange) -> [String] {
+        var lines: [String] = []
         for (id, character) in json["characters"]?.objectValue ?? [:] where id != myCharacter {
             let was = old.json["characters"]?[id]?["claimed"]?.boolValue ?? false
             let now = character["claimed"]?.boolValue ?? false
@@ -400,6 +428,12 @@ struct PlayView {
                 lines.append("\(name(of: id)) \(now ? "joined the game" : "left the game (unclaimed)")")
             }
         }
+        return lines
+    }
+
+    /// New challenges, dares written or delivered, and the organizer's edits.
+    private func challengeNews(from old: PlayView, own: OwnChange) -> [String] {
+        var lines: [String] = []
         for (id, challenge) in challenges {
             let before = old.json["challenges"]?[id]
             let status = challenge["status"]?.stringValue
@@ -426,6 +460,12 @@ struct PlayView {
                     ? "The organizer changed \(id) “\(title)”: now \(points) ✦" : "The organizer edited \(id) “\(title)”")
             }
         }
+        return lines
+    }
+
+    /// New gifts and the organizer's edits of them (an unlock is the timeline's to tell).
+    private func rewardNews(from old: PlayView, own: OwnChange) -> [String] {
+        var lines: [String] = []
         for (id, reward) in rewards {
             let title = reward["title"]?.stringValue ?? ""
             guard let before = old.json["rewards"]?[id] else {
@@ -438,27 +478,6 @@ struct PlayView {
             let cost = reward["cost"]?.intValue ?? 0
             lines.append(before["cost"] != reward["cost"]
                 ? "The organizer changed the gift \(id) “\(title)”: now \(cost) ✦" : "The organizer edited the gift \(id) “\(title)”")
-        }
-        let oldHidden = old.game["secrets_hidden"]?.intValue ?? 0
-        let hidden = game["secrets_hidden"]?.intValue ?? 0
-        if myRole == "birthday", hidden > oldHidden {
-            lines.append(style.magenta("A secret dare arrived: ??? now hides \(hidden)"))
-        }
-        if points != old.points {
-            // Completions and unlocks explain themselves in the timeline ("+35 ✦", "-100 ✦");
-            // an organizer's adjustment has no entry there (GAME.md), so what the new entries
-            // do not explain is named here, also when one patch carries both.
-            let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
-            // The person's own adjustments are their replies' to tell; the rest is someone else's.
-            let adjusted = points - old.points - explained - (own.adjustment ?? 0)
-            pointsToldByReply += own.adjustment ?? 0
-            if adjusted != 0 {
-                lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
-            }
-            if !own.tellsPoints || points - old.points != pointsToldByReply { lines.append(pointsLine()) }
-        }
-        if let day = game["day"]?.intValue, day != old.game["day"]?.intValue, day != own.day {
-            lines.append("It is now day \(day).")
         }
         return lines
     }
