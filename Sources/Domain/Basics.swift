@@ -98,9 +98,9 @@ public enum Limits {
     /// client reads exactly. Adjustments stop there; challenges (at most 1,000 points each, a few
     /// hundred of them) cannot carry a total from there to where the log's replay would overflow.
     public static let maxEarned = 9_007_199_254_740_991
-    /// The tokens one device may hold for a character: a claim beyond them starts over, its
-    /// earlier tokens ending as at a takeover. Claims need no sign-in, and every token would
-    /// otherwise be kept (in memory and in every snapshot) for good.
+    /// The tokens one device may hold for a character: a claim beyond them ends the oldest.
+    /// Claims need no sign-in, and every token would otherwise be kept (in memory and in every
+    /// snapshot) for good.
     public static let tokensPerCharacter = 1_000
     public static let name = 1...120
     public static let tagline = 1...200

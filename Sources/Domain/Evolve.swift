@@ -23,8 +23,11 @@ extension GameState {
 
         case .characterClaimed(let id, let device, let tokenHash, let takeover):
             guard var character = characters[id] else { return }
-            if takeover || character.device != device || character.tokenHashes.count >= Limits.tokensPerCharacter {
-                character.tokenHashes = []
+            if takeover || character.device != device {
+                character.tokenHashes.removeAll()
+            } else if character.tokenHashes.count >= Limits.tokensPerCharacter {
+                // The device's other sessions go on; only its oldest token ends.
+                character.tokenHashes.removeOldest()
             }
             character.device = device
             character.tokenHashes.insert(tokenHash)
@@ -32,7 +35,7 @@ extension GameState {
 
         case .characterUnclaimed(let id):
             characters[id]?.device = nil
-            characters[id]?.tokenHashes = []
+            characters[id]?.tokenHashes.removeAll()
 
         case .challengeCompleted(let id, let option, let proof, let forced, let points):
             guard var challenge = challenges[id] else { return }

@@ -11,11 +11,62 @@ public struct Character: Sendable, Hashable, Codable {
     /// The device that holds the character, nil while it is free.
     public var device: String?
     /// SHA-256 hashes of the tokens that may sign in as this character. Never the tokens.
-    /// A set: a device that claims again on every reconnect gathers thousands, and each sign-in
-    /// and each of the character's commands looks one up. (Encoded as an array, in no order.)
-    public var tokenHashes: Set<String>
+    public var tokenHashes: TokenHashes
 
     public var isClaimed: Bool { device != nil }
+}
+
+/// The hashes of a character's working tokens, oldest first. Looked up as a set: each sign-in
+/// and each of the character's commands checks one, and a device that claims again on every
+/// reconnect gathers up to `Limits.tokensPerCharacter` of them. Kept in order so that the
+/// claim past that bound ends the oldest token alone, not every session of the player.
+///
+/// Encoded as an array, oldest first: the shape snapshots have always had. Snapshots written
+/// before the order was kept list the hashes in no order, so two values are equal when they
+/// hold the same hashes, whatever their order (`bq verify` compares snapshots with replays).
+public struct TokenHashes: Sendable, Hashable, Codable, ExpressibleByArrayLiteral {
+    /// Oldest first.
+    public private(set) var inOrder: [String]
+    private var members: Set<String>
+
+    public init(_ hashes: [String]) {
+        inOrder = []
+        members = []
+        for hash in hashes { insert(hash) }
+    }
+
+    public init(arrayLiteral hashes: String...) { self.init(hashes) }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode([String].self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(inOrder)
+    }
+
+    public var count: Int { inOrder.count }
+    public func contains(_ hash: String) -> Bool { members.contains(hash) }
+
+    /// Adds a hash as the newest; one already held keeps its place.
+    public mutating func insert(_ hash: String) {
+        guard members.insert(hash).inserted else { return }
+        inOrder.append(hash)
+    }
+
+    public mutating func removeOldest() {
+        guard !inOrder.isEmpty else { return }
+        members.remove(inOrder.removeFirst())
+    }
+
+    public mutating func removeAll() {
+        inOrder.removeAll()
+        members.removeAll()
+    }
+
+    public static func == (lhs: TokenHashes, rhs: TokenHashes) -> Bool { lhs.members == rhs.members }
+    public func hash(into hasher: inout Hasher) { hasher.combine(members) }
 }
 
 public struct OptionText: Sendable, Hashable, Codable {

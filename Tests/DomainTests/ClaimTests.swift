@@ -1,3 +1,4 @@
+import Foundation
 import Domain
 import Testing
 
@@ -22,8 +23,9 @@ import Testing
     }
 
     /// Claims need no sign-in: a device claiming over and over must not make the state (and
-    /// every snapshot) grow for good. Past the limit it starts over with the newest token.
-    @Test func aDeviceClaimingPastTheLimitStartsOverWithItsNewestToken() {
+    /// every snapshot) grow for good. Past the limit each claim ends the oldest token alone: a
+    /// client that claims again on every reconnect keeps its other sessions.
+    @Test func aDeviceClaimingPastTheLimitEndsOnlyItsOldestToken() {
         let claims = (0..<Limits.tokensPerCharacter).map {
             Change.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h\($0)", takeover: false)
         }
@@ -31,8 +33,26 @@ import Testing
         #expect(full.state.characters["mia"]?.tokenHashes.count == Limits.tokensPerCharacter)
         let after = full.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "newest"))
             .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "newest", takeover: false)], actor: mia)
-        #expect(after.state.characters["mia"]?.tokenHashes == ["newest"])
-        #expect(after.state.character(forTokenHash: "h0") == nil)
+        #expect(after.state.characters["mia"]?.tokenHashes.count == Limits.tokensPerCharacter)
+        #expect(after.state.character(forTokenHash: "h0") == nil, "the oldest ends")
+        for kept in ["h1", "h\(Limits.tokensPerCharacter - 1)", "newest"] {
+            #expect(after.state.character(forTokenHash: kept)?.id == "mia", "\(kept) still works")
+        }
+        let next = after.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "after-newest"))
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "after-newest", takeover: false)], actor: mia)
+        #expect(next.state.character(forTokenHash: "h1") == nil, "then the next oldest")
+        #expect(next.state.character(forTokenHash: "newest")?.id == "mia")
+    }
+
+    /// Snapshots list the hashes oldest first, and are read back in that order; one written
+    /// before the order was kept, in any order, still equals the state its log replays to.
+    @Test func tokenHashesKeepTheirOrderThroughASnapshot() throws {
+        let hashes: TokenHashes = ["h3", "h1", "h2"]
+        let text = try JSONEncoder().encode(hashes)
+        #expect(String(decoding: text, as: UTF8.self) == #"["h3","h1","h2"]"#)
+        let back = try JSONDecoder().decode(TokenHashes.self, from: text)
+        #expect(back.inOrder == ["h3", "h1", "h2"])
+        #expect(back == ["h1", "h2", "h3"], "equal whatever the order")
     }
 
     @Test func anotherDeviceWithoutAPinIsRefused() {
