@@ -105,7 +105,9 @@ private struct Decider {
                 throw Rejection(.forbidden, pin == nil ? "Claiming \(character.name) needs \(character.name)'s PIN on this server"
                                                        : "Cannot claim \(character.name): wrong PIN")
             }
-            return [.characterClaimed(character: id, device: device, tokenHash: tokenHash, takeover: false)]
+            // The device's other sessions go on; at the bound, its oldest token ends.
+            let ends = character.device == device && character.tokenHashes.count >= Limits.tokensPerCharacter ? character.tokenHashes.oldest : nil
+            return [.characterClaimed(character: id, device: device, tokenHash: tokenHash, takeover: false, endsToken: ends)]
         }
         guard let pin else {
             throw Rejection(.alreadyClaimed, "\(character.name) is already claimed by another device")

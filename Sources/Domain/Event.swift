@@ -1,7 +1,11 @@
 /// What happened, with every value `evolve` needs: evolving never fails and never decides.
 public enum Change: Sendable, Hashable {
     case gameSeeded(content: SeedContent, hash: String)
-    case characterClaimed(character: String, device: String, tokenHash: String, takeover: Bool)
+    /// `endsToken`: the hash of the holding device's oldest token, ended because the device
+    /// held `Limits.tokensPerCharacter` of them. Recorded rather than worked out on replay, so
+    /// that a replay from any snapshot ends the same token. A claim logged before it was
+    /// recorded, at the bound, ended every earlier token of the device.
+    case characterClaimed(character: String, device: String, tokenHash: String, takeover: Bool, endsToken: String? = nil)
     case characterUnclaimed(character: String)
     /// `proof` is nil for a forced completion; `points` is what it awarded.
     case challengeCompleted(challenge: String, option: ChallengeOption, proof: Proof?, forced: Bool, points: Int)

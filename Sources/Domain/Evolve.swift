@@ -21,13 +21,15 @@ extension GameState {
         case .gameSeeded(let content, let hash):
             seed(content, hash: hash)
 
-        case .characterClaimed(let id, let device, let tokenHash, let takeover):
+        case .characterClaimed(let id, let device, let tokenHash, let takeover, let endsToken):
             guard var character = characters[id] else { return }
             if takeover || character.device != device {
                 character.tokenHashes.removeAll()
+            } else if let endsToken {
+                character.tokenHashes.remove(endsToken)
             } else if character.tokenHashes.count >= Limits.tokensPerCharacter {
-                // The device's other sessions go on; only its oldest token ends.
-                character.tokenHashes.removeOldest()
+                // Logged before the ended token was: such a claim ended them all.
+                character.tokenHashes.removeAll()
             }
             character.device = device
             character.tokenHashes.insert(tokenHash)

@@ -19,7 +19,8 @@ public struct Character: Sendable, Hashable, Codable {
 /// The hashes of a character's working tokens, oldest first. Looked up as a set: each sign-in
 /// and each of the character's commands checks one, and a device that claims again on every
 /// reconnect gathers up to `Limits.tokensPerCharacter` of them. Kept in order so that the
-/// claim past that bound ends the oldest token alone, not every session of the player.
+/// claim past that bound can end the oldest token alone, not every session of the player; the
+/// claim's event names the token it ends, so no replay depends on this order.
 ///
 /// Encoded as an array, oldest first: the shape snapshots have always had. Snapshots written
 /// before the order was kept list the hashes in no order, so two values are equal when they
@@ -55,9 +56,11 @@ public struct TokenHashes: Sendable, Hashable, Codable, ExpressibleByArrayLitera
         inOrder.append(hash)
     }
 
-    public mutating func removeOldest() {
-        guard !inOrder.isEmpty else { return }
-        members.remove(inOrder.removeFirst())
+    public var oldest: String? { inOrder.first }
+
+    public mutating func remove(_ hash: String) {
+        guard members.remove(hash) != nil else { return }
+        inOrder.removeAll { $0 == hash }
     }
 
     public mutating func removeAll() {

@@ -1,7 +1,7 @@
 import JSON
 
 /// What the `events` op and `bq log` leave out of an event's payload: the credentials the log keeps.
-/// - `token_hash`: nobody's business, not even the organizer's.
+/// - `token_hash` (and a claim's `ends_token_hash`): nobody's business, not even the organizer's.
 /// - a claim's `device`: the device that holds a character may claim it again without its PIN,
 ///   so its id is as good as the PIN to whoever reads it.
 /// - the seed's PINs (`content.characters[].pin`): they let another device take a character over.
@@ -18,6 +18,7 @@ public enum EventRedaction {
     public static func redacted(type: String, data: JSONValue) -> JSONValue {
         guard case .object(var fields) = data else { return data }
         fields["token_hash"] = nil
+        fields["ends_token_hash"] = nil
         if type == "character_claimed" { fields["device"] = nil }
         if type == "game_seeded", case .object(var content)? = fields["content"],
            case .array(let characters)? = content["characters"] {

@@ -494,7 +494,8 @@ final class GameHub {
         }
     }
 
-    static let revokedTokenMessage = "This session's token no longer works: the character was taken over or unclaimed"
+    static let revokedTokenMessage = "This session's token no longer works: the character was taken over or unclaimed, "
+        + "or this device claimed it again past its 1,000 tokens and this one was the oldest"
 
     /// Signed in with a token the game no longer knows.
     func holdsRevokedToken(_ connection: ClientConnection) -> Bool {
@@ -504,11 +505,12 @@ final class GameHub {
 }
 
 private extension Event {
-    /// Whether the event can end tokens: an unclaim, or a claim (one past the tokens a device
-    /// may hold ends its earlier ones; rare, so every claim is checked rather than this decided).
+    /// Whether the event ends tokens: an unclaim, a takeover, or a claim past the tokens its
+    /// device may hold (which ends the oldest).
     var mayRevokeTokens: Bool {
         switch change {
-        case .characterUnclaimed, .characterClaimed: return true
+        case .characterUnclaimed: return true
+        case .characterClaimed(_, _, _, let takeover, let endsToken): return takeover || endsToken != nil
         default: return false
         }
     }

@@ -11,8 +11,13 @@ public enum EventCoding {
         switch change {
         case .gameSeeded(let content, let hash):
             return ["hash": .string(hash), "content": SeedWriter.json(content)]
-        case .characterClaimed(let character, let device, let tokenHash, let takeover):
-            return ["character": .string(character), "device": .string(device), "token_hash": .string(tokenHash), "takeover": .bool(takeover)]
+        case .characterClaimed(let character, let device, let tokenHash, let takeover, let endsToken):
+            let fields: JSONValue = ["character": .string(character), "device": .string(device), "token_hash": .string(tokenHash),
+                                     "takeover": .bool(takeover)]
+            // Only when it ends one: the payload of every other claim keeps the shape it always had.
+            guard let endsToken, case .object(var members) = fields else { return fields }
+            members["ends_token_hash"] = .string(endsToken)
+            return .object(members)
         case .characterUnclaimed(let character):
             return ["character": .string(character)]
         case .challengeCompleted(let challenge, let option, let proof, let forced, let points):
@@ -62,7 +67,8 @@ public enum EventCoding {
             return .gameSeeded(content: seed, hash: hash)
         case "character_claimed":
             return .characterClaimed(character: try f.string("character"), device: try f.string("device"),
-                                     tokenHash: try f.string("token_hash"), takeover: try f.bool("takeover"))
+                                     tokenHash: try f.string("token_hash"), takeover: try f.bool("takeover"),
+                                     endsToken: try f.optionalString("ends_token_hash"))
         case "character_unclaimed": return .characterUnclaimed(character: try f.string("character"))
         case "challenge_completed":
             guard let option = ChallengeOption(rawValue: try f.string("option")) else { throw f.error("bad option") }

@@ -19,7 +19,7 @@ public struct Touched: Sendable, Equatable {
     public mutating func add(_ change: Change) {
         switch change {
         case .gameSeeded: everything = true
-        case .characterClaimed(let id, _, _, _), .characterUnclaimed(let id): characters.insert(id)
+        case .characterClaimed(let id, _, _, _, _), .characterUnclaimed(let id): characters.insert(id)
         case .challengeCompleted(let id, _, _, _, _), .secretSaved(let id, _, _, _, _), .secretDelivered(let id), .challengeSaved(let id, _, _):
             challenges.insert(id)
         case .secretsDiscovered(let ids): challenges.formUnion(ids)

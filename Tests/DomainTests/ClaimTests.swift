@@ -24,35 +24,52 @@ import Testing
 
     /// Claims need no sign-in: a device claiming over and over must not make the state (and
     /// every snapshot) grow for good. Past the limit each claim ends the oldest token alone: a
-    /// client that claims again on every reconnect keeps its other sessions.
+    /// client that claims again on every reconnect keeps its other sessions. The claim's event
+    /// names the token it ends.
     @Test func aDeviceClaimingPastTheLimitEndsOnlyItsOldestToken() {
-        let claims = (0..<Limits.tokensPerCharacter).map {
-            Change.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h\($0)", takeover: false)
-        }
-        let full = claims.reduce(given()) { $0.and($1) }
+        let full = Self.deviceWithAllItsTokens()
         #expect(full.state.characters["mia"]?.tokenHashes.count == Limits.tokensPerCharacter)
         let after = full.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "newest"))
-            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "newest", takeover: false)], actor: mia)
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "newest", takeover: false, endsToken: "h0")],
+                  actor: mia)
         #expect(after.state.characters["mia"]?.tokenHashes.count == Limits.tokensPerCharacter)
         #expect(after.state.character(forTokenHash: "h0") == nil, "the oldest ends")
         for kept in ["h1", "h\(Limits.tokensPerCharacter - 1)", "newest"] {
             #expect(after.state.character(forTokenHash: kept)?.id == "mia", "\(kept) still works")
         }
-        let next = after.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "after-newest"))
-            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "after-newest", takeover: false)], actor: mia)
-        #expect(next.state.character(forTokenHash: "h1") == nil, "then the next oldest")
-        #expect(next.state.character(forTokenHash: "newest")?.id == "mia")
+        after.when(.system, .claim(character: "mia", device: "phone-1", pin: nil, tokenHash: "after-newest"))
+            .then([.characterClaimed(character: "mia", device: "phone-1", tokenHash: "after-newest", takeover: false, endsToken: "h1")],
+                  actor: mia)
     }
 
-    /// Snapshots list the hashes oldest first, and are read back in that order; one written
-    /// before the order was kept, in any order, still equals the state its log replays to.
-    @Test func tokenHashesKeepTheirOrderThroughASnapshot() throws {
-        let hashes: TokenHashes = ["h3", "h1", "h2"]
-        let text = try JSONEncoder().encode(hashes)
-        #expect(String(decoding: text, as: UTF8.self) == #"["h3","h1","h2"]"#)
-        let back = try JSONDecoder().decode(TokenHashes.self, from: text)
-        #expect(back.inOrder == ["h3", "h1", "h2"])
-        #expect(back == ["h1", "h2", "h3"], "equal whatever the order")
+    /// A replay ends the token the event names, whatever order a snapshot listed the hashes in
+    /// (those written before the order was kept list them in any order).
+    @Test func aReplayFromASnapshotInAnyOrderEndsTheSameToken() throws {
+        let full = Self.deviceWithAllItsTokens().state
+        let claim = Event(at: 2, actor: .character("mia"), change: .characterClaimed(
+            character: "mia", device: "phone-1", tokenHash: "newest", takeover: false, endsToken: "h0"))
+        var reordered = full
+        reordered.characters["mia"]?.tokenHashes = TokenHashes(full.characters["mia"]!.tokenHashes.inOrder.reversed())
+        #expect(reordered == full)
+        let fromLog = evolve(full, claim), fromSnapshot = evolve(reordered, claim)
+        #expect(fromLog == fromSnapshot)
+        #expect(fromSnapshot.character(forTokenHash: "h0") == nil)
+        #expect(fromSnapshot.character(forTokenHash: "h999")?.id == "mia")
+    }
+
+    /// A claim logged before the ended token was recorded ended every earlier token at the
+    /// bound, and still does on replay: an old log means what it meant.
+    @Test func aClaimLoggedWithoutTheEndedTokenStillEndsThemAll() {
+        let full = Self.deviceWithAllItsTokens().state
+        let old = evolve(full, Event(at: 2, actor: .character("mia"), change: .characterClaimed(
+            character: "mia", device: "phone-1", tokenHash: "newest", takeover: false)))
+        #expect(old.characters["mia"]?.tokenHashes == ["newest"])
+    }
+
+    private static func deviceWithAllItsTokens() -> Scenario {
+        (0..<Limits.tokensPerCharacter).map {
+            Change.characterClaimed(character: "mia", device: "phone-1", tokenHash: "h\($0)", takeover: false)
+        }.reduce(given()) { $0.and($1) }
     }
 
     @Test func anotherDeviceWithoutAPinIsRefused() {

@@ -22,6 +22,8 @@ import Views
             .rewardSaved(reward: "r02", fields: RewardFields(from: "Sam", fromCharacter: "sam", title: "T", teaser: "t", type: .text, cost: 0, content: nil), created: false),
             .challengeCompleted(challenge: "c01", option: .b, proof: .photo(url: "https://p.example/1.jpg"), forced: false, points: 35),
             .challengeCompleted(challenge: "c02", option: .a, proof: nil, forced: true, points: 50),
+            .characterClaimed(character: "mia", device: "dev-1", tokenHash: "h2", takeover: false, endsToken: "h1"),
+            .characterClaimed(character: "mia", device: "dev-1", tokenHash: "h3", takeover: false),
         ]
         for change in changes {
             let stored = EventCoding.encode(change).serialized(sortedKeys: true)
@@ -35,6 +37,7 @@ import Views
         let changes: [Change] = [
             .gameSeeded(content: try ShippedSeed.content(), hash: "abc123"),
             .characterClaimed(character: "mia", device: "dev-1", tokenHash: "h", takeover: true),
+            .characterClaimed(character: "mia", device: "dev-1", tokenHash: "h2", takeover: false, endsToken: "h1"),
             .characterUnclaimed(character: "sam"),
             .challengeCompleted(challenge: "c01", option: .b, proof: .photo(url: "https://p.example/1.jpg"), forced: false, points: 35),
             .challengeCompleted(challenge: "c02", option: .a, proof: nil, forced: true, points: 50),

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Server
 import Testing
 
 /// The organizer reads the event log; it must not hand them any player's credentials.
@@ -30,5 +31,12 @@ import Testing
         }
         #expect(characters.count == 5)
         #expect(characters.first?["name"] == "Mia")
+    }
+
+    /// A claim past a device's token bound names the token it ends: a hash like any other.
+    @Test func theTokenAClaimEndsIsLeftOutToo() {
+        let shown = EventRedaction.shown(type: "character_claimed", payload:
+            #"{"character":"mia","device":"d","ends_token_hash":"old","takeover":false,"token_hash":"new"}"#)
+        #expect(shown == ["character": "mia", "takeover": false])
     }
 }
