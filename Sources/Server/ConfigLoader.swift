@@ -12,6 +12,9 @@ public enum ConfigLoader {
         public let key: String
         public let environment: String
         public let help: String
+        /// Its value is a number: the environment's text is read as one. Text settings take it
+        /// as it is, so that `BQ_ADMIN_KEY=007` is "007", not 7.
+        var isNumber = false
         let apply: @Sendable (inout ServerConfig, JSONValue) throws(ConfigError) -> Void
     }
 
@@ -24,12 +27,8 @@ public enum ConfigLoader {
             $0.seedIsNamed = true
         },
         Setting(key: "default_game", environment: "BQ_DEFAULT_GAME", help: "the game a request means when it names none") { config, value throws(ConfigError) in
-            switch value {
-            // The environment's "2026" arrives as a number.
-            case .string(let name) where !name.isEmpty: config.defaultGame = try gameName(name, of: "default_game")
-            case .int(let number): config.defaultGame = String(number)
-            default: throw ConfigError("default_game must be a non-empty string")
-            }
+            guard case .string(let name) = value, !name.isEmpty else { throw ConfigError("default_game must be a non-empty string") }
+            config.defaultGame = try gameName(name, of: "default_game")
         },
         Setting(key: "games", environment: "BQ_GAMES", help: "every game this server holds (comma-separated in the environment)") { config, value throws(ConfigError) in
             switch value {
@@ -38,7 +37,6 @@ public enum ConfigLoader {
                     guard case .string(let name) = item, !name.isEmpty else { throw ConfigError("games must be a list of names") }
                     return try gameName(name, of: "games")
                 }
-            case .int(let number): config.games = [String(number)]
             case .string(let list):
                 let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
                 // `a,,b` is a slip, as `["a", "", "b"]` is in a file.
@@ -100,7 +98,7 @@ public enum ConfigLoader {
     public static func apply(environment: [String: String], to config: inout ServerConfig) throws(ConfigError) {
         for setting in settings {
             guard let raw = environment[setting.environment] else { continue }
-            let value: JSONValue = Int(raw).map { .int($0) } ?? .string(raw)
+            let value: JSONValue = setting.isNumber ? Int(raw).map { .int($0) } ?? .string(raw) : .string(raw)
             do {
                 try setting.apply(&config, value)
             } catch {
@@ -143,16 +141,13 @@ public enum ConfigLoader {
     private static func string(_ key: String, _ environment: String, _ help: String,
                                _ set: @escaping @Sendable (inout ServerConfig, String) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
-            switch value {
-            case .string(let text) where !text.isEmpty: set(&config, text)
-            case .int(let number): set(&config, String(number))
-            default: throw ConfigError("\(key) must be a non-empty string")
-            }
+            guard case .string(let text) = value, !text.isEmpty else { throw ConfigError("\(key) must be a non-empty string") }
+            set(&config, text)
         }
     }
 
-    /// `true` or `false`; also `1` and `0`, and the words as text in any case, wherever they
-    /// come from (the environment has only text).
+    /// `true` or `false`; also `1` and `0`, and these as text, the words in any case, wherever
+    /// they come from (the environment has only text).
     private static func bool(_ key: String, _ environment: String, _ help: String,
                              _ set: @escaping @Sendable (inout ServerConfig, Bool) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
@@ -160,7 +155,8 @@ public enum ConfigLoader {
             case .bool(let flag): set(&config, flag)
             case .int(1): set(&config, true)
             case .int(0): set(&config, false)
-            case .string(let text) where ["true", "false"].contains(text.lowercased()): set(&config, text.lowercased() == "true")
+            case .string(let text) where ["true", "1", "false", "0"].contains(text.lowercased()):
+                set(&config, ["true", "1"].contains(text.lowercased()))
             default: throw ConfigError("\(key) must be true or false")
             }
         }
@@ -168,7 +164,7 @@ public enum ConfigLoader {
 
     private static func int(_ key: String, _ environment: String, _ help: String, _ range: ClosedRange<Int>,
                             _ set: @escaping @Sendable (inout ServerConfig, Int) -> Void) -> Setting {
-        Setting(key: key, environment: environment, help: help) { config, value throws(ConfigError) in
+        Setting(key: key, environment: environment, help: help, isNumber: true) { config, value throws(ConfigError) in
             guard case .int(let number) = value, range.contains(number) else {
                 throw ConfigError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound)")
             }

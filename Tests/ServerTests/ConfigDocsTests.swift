@@ -33,12 +33,20 @@ import Testing
         #expect(throws: ConfigError.self) { try ConfigLoader.apply(environment: ["BQ_PORT": "many"], to: &other) }
     }
 
-    /// The environment has only text, and text that reads as a number arrives as one: a game
-    /// named "2026" is still a name.
-    @Test func aGameNamedWithDigitsIsAName() throws {
+    /// The environment has only text: a text setting takes digits as they are written (a game
+    /// "007", an admin key with leading zeros), and only a number setting reads them as one.
+    @Test func digitsInTheEnvironmentStayTextForTextSettings() throws {
         var config = ServerConfig()
-        try ConfigLoader.apply(environment: ["BQ_GAMES": "2026", "BQ_DEFAULT_GAME": "2025"], to: &config)
-        #expect(config.games == ["2026"])
-        #expect(config.defaultGame == "2025")
+        try ConfigLoader.apply(environment: ["BQ_GAMES": "007", "BQ_DEFAULT_GAME": "+5", "BQ_ADMIN_KEY": "00123456789012345678",
+                                             "BQ_DATA": "0042", "BQ_PORT": "4748", "BQ_CLAIMS_NEED_PIN": "1"], to: &config)
+        #expect(config.games == ["007"])
+        #expect(config.defaultGame == "+5")
+        #expect(config.adminKey == "00123456789012345678")
+        #expect(config.dataDirectory == "0042")
+        #expect(config.port == 4748)
+        #expect(config.claimsNeedPIN)
+        // A config file says what type it means: a number is no name.
+        var other = ServerConfig()
+        #expect(throws: ConfigError.self) { try ConfigLoader.apply(file: ["default_game": 2026], path: "x.json", to: &other) }
     }
 }
