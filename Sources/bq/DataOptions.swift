@@ -36,6 +36,8 @@ struct DataOptions: ParsableArguments {
         let config = try load(command: command)
         guard FileManager.default.fileExists(atPath: config.databasePath) else {
             let advice = data != nil ? "is --data the server's data directory?"
+                : ProcessInfo.processInfo.environment["BQ_DATA"] != nil ? "is BQ_DATA the server's data directory?"
+                : config.dataDirectory != ServerConfig().dataDirectory ? "is the config file's data the server's data directory?"
                 : "run this where bq serve runs, or name its data directory with --data"
             try? FileHandle.standardError.write(contentsOf: Data("bq \(command): no event log at \(config.databasePath): \(advice)\n".utf8))
             throw ExitCode(exitCode)

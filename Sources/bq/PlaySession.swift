@@ -447,6 +447,11 @@ final class PlaySession: @unchecked Sendable {
     func execute(_ words: [String]) -> Outcome {
         guard let typed = words.first?.lowercased(), let view = current else { return .failed }
         let name = Self.aliases[typed] ?? typed
+        // The same list a one-shot is checked against before it connects (`unknownOneShotCommand`).
+        guard Self.playerCommands.contains(name) || Self.organizerTools.contains(name) else {
+            refused(mode == .oneShot ? Self.unknownOneShotMessage(name) : "Unknown command \(name). Type help for the list.")
+            return .usage
+        }
         let rest = Array(words.dropFirst())
         // Among a player's words it would become part of a proof's text, or a usage error that
         // does not say where it goes (the organizer's tools say so themselves).
@@ -497,15 +502,12 @@ final class PlaySession: @unchecked Sendable {
         case "dare": return dare(rest, view: view)
         case "quit": return .quit
         default:
+            // An organizer's tool (every other name has its case above).
             if view.myRole == "organizer", let outcome = organizerTool(words) { return outcome }
-            if Self.organizerTools.contains(name) {
-                // The server would refuse it; saying so beats "Unknown command" for a command
-                // docs/playing.md lists.
-                refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
-                return .failed
-            }
-            refused(mode == .oneShot ? Self.unknownOneShotMessage(name) : "Unknown command \(name). Type help for the list.")
-            return .usage
+            // The server would refuse it; saying so beats "Unknown command" for a command
+            // docs/playing.md lists.
+            refused("\(name) is the organizer's: it works in their bq play, or in bq admin.")
+            return .failed
         }
         return .ok
     }
@@ -522,7 +524,8 @@ final class PlaySession: @unchecked Sendable {
     private static let aliases = ["?": "help", "look": "home", "b": "board", "r": "rewards", "t": "timeline",
                                   "c": "complete", "u": "unlock", "exit": "quit", "q": "quit"]
 
-    /// Every command a player may type, by its one name (the organizer's tools aside).
+    /// Every command a player may type, by its one name (the organizer's tools aside): what
+    /// `execute` takes, and what a one-shot is checked against before it connects.
     private static let playerCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points", "show",
                                               "complete", "discover", "unlock", "dare", "quit"]
 

@@ -291,10 +291,18 @@ struct PlayView {
     /// amount ("+50 ✦", "3 of 9 gifts") stays whole on the last line.
     func timelineEntryLines(_ entry: JSONValue, lead: String) -> [String] {
         let (at, text, amount) = timelineParts(entry)
-        let hang = String(repeating: " ", count: lead.terminalColumns + at.terminalColumns + 1)
+        // Under the text when that leaves a line room for a few words; else the time has a
+        // line of its own, and the text goes on under it.
+        let underText = lead.terminalColumns + at.terminalColumns + 1
+        let room = columns.map { $0 - underText >= narrowestWrap } ?? true
+        let hang = String(repeating: " ", count: room ? underText : lead.terminalColumns)
         let keptWhole = amount.replacingOccurrences(of: " ", with: "\u{A0}")
         var lines = wrapped(text + (amount.isEmpty ? "" : " " + keptWhole), indent: hang, columns: columns)
-        lines[0] = lead + style.dim(at) + " " + lines[0].dropFirst(hang.count)
+        if room {
+            lines[0] = lead + style.dim(at) + " " + lines[0].dropFirst(hang.count)
+        } else {
+            lines.insert(lead + style.dim(at), at: 0)
+        }
         if !amount.isEmpty, let last = lines.indices.last, lines[last].hasSuffix(keptWhole) {
             lines[last] = lines[last].dropLast(keptWhole.count) + (amount.hasPrefix("-") ? style.yellow(amount) : style.green(amount))
         }

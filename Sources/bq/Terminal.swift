@@ -402,6 +402,9 @@ extension String {
     }
 }
 
+/// The fewest columns `wrapped` gives a line's text, however deep its indent.
+let narrowestWrap = 20
+
 /// `text` as lines starting with `indent`, each of its own lines broken between words to fit
 /// `columns` when the terminal's width is known (a pipe gets them unbroken: scripts split on
 /// newlines, not on widths).
@@ -409,7 +412,7 @@ func wrapped(_ text: String, indent: String, columns: Int?) -> [String] {
     let paragraphs = text.split(separator: "\n", omittingEmptySubsequences: false)
     guard paragraphs.count == 1 else { return paragraphs.flatMap { wrapped(String($0), indent: indent, columns: columns) } }
     guard let columns else { return [indent + text] }
-    let width = max(20, columns - indent.terminalColumns)
+    let width = max(narrowestWrap, columns - indent.terminalColumns)
     var lines: [String] = []
     var current = ""
     for word in text.split(separator: " ", omittingEmptySubsequences: true) {

@@ -46,6 +46,11 @@ import Testing
         #expect(lines.allSatisfy { $0.count <= 40 }, "no line runs past 40 columns:\n\(timeline.out)")
         let words = entry.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
         #expect(words.hasSuffix("Gift unlocked: “A Song on Four Strings” from Leo (little brother) free"), "\(timeline.out)")
+
+        // Too narrow to go on under the text: under the time, still within the screen.
+        let narrow = try BQProcess.run(["play"] + server.address + ["--character", "mia", "timeline"], home: home,
+                                       environment: ["COLUMNS": "24"])
+        #expect(narrow.out.split(separator: "\n").allSatisfy { $0.count <= 24 }, "no line runs past 24 columns:\n\(narrow.out)")
     }
 }
 

@@ -61,9 +61,12 @@ import Testing
         let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
         let rows = status.out.split(separator: "\n").filter { $0.contains("friend") }
         #expect(rows.contains { $0.contains("theo") && $0.hasSuffix("free") }, "\(status.out)")
+        #expect(rows.contains { $0.contains("priya") && $0.contains("claimed") }, "\(status.out)")
+        // The organizer's tools act on nobody by such a name either.
         let unclaim = try BQProcess.run(["admin", "unclaim", "Sunny"] + server.adminFlags)
         #expect(unclaim.status != 0, "\(unclaim.out)")
-        #expect(rows.contains { $0.contains("priya") && $0.contains("claimed") }, "\(status.out)")
+        let after = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        #expect(after.out.split(separator: "\n").contains { $0.contains("priya") && $0.contains("claimed") }, "\(after.out)")
     }
 
     @Test func anUnclosedQuoteSendsNothing() throws {
