@@ -17,8 +17,8 @@ struct RequestPipeline {
     /// Replies in request order: slot `firstSlot + i` is `slots[i]`, empty until answered.
     private var slots = FIFO<Slot>()
     private var firstSlot = 0
-    /// Slots of claims not yet answered.
-    private var claimSlots: Set<Int> = []
+    /// Slots of claims and reads not yet answered: no change starts behind one (see `mayStart`).
+    private var barrierSlots: Set<Int> = []
     /// Bad lines in a row, counted in the order the client sees their replies; an `ok` resets it.
     private(set) var badLinesInARow = 0
     /// False once the connection's last replies are being sent (`stopStarting`).
@@ -48,14 +48,17 @@ struct RequestPipeline {
 
     /// Mutations pipeline. A read waits for every earlier reply to have left, so it sees the
     /// connection's own changes, and a `subscribe`'s first push leaves before any later patch
-    /// (the connection counts the subscriber as sent that version at once). While a claim is
-    /// unanswered everything waits, because the claim may change who this connection is; the
-    /// other sign-ins, `auth` and `admin`, are reads, answered at once. A change never starts
-    /// once the refusals ahead of it make `bye` certain before its reply: it could commit, and
-    /// its client would never hear of it.
+    /// (the connection counts the subscriber as sent that version at once). A change waits for
+    /// an earlier read's answer in turn, so that the read does not show a change sent after it
+    /// and the versions of a connection's replies never go back (most reads are answered at
+    /// once; a `subscribe since` rebuilds a past view first). While a claim is unanswered
+    /// everything waits, because the claim may change who this connection is; the other
+    /// sign-ins, `auth` and `admin`, are reads, answered at once. A change never starts once the
+    /// refusals ahead of it make `bye` certain before its reply: it could commit, and its client
+    /// would never hear of it.
     private func mayStart(_ line: Incoming) -> Bool {
         guard case .request(let request) = line, !slots.isEmpty else { return true }
-        if case .mutation = request.operation { return claimSlots.isEmpty && knownBadLinesAhead < maxBadLines }
+        if case .mutation = request.operation { return barrierSlots.isEmpty && knownBadLinesAhead < maxBadLines }
         return false
     }
 
@@ -104,7 +107,7 @@ struct RequestPipeline {
         case .request(let request):
             let slot = firstSlot + slots.count
             slots.append(Slot())
-            if case .claim = request.operation { claimSlots.insert(slot) }
+            if case .mutation = request.operation {} else { barrierSlots.insert(slot) }
             return .request(request, slot: slot)
         }
     }
@@ -115,8 +118,8 @@ struct RequestPipeline {
         let index = slot - firstSlot
         guard index >= 0, index < slots.count, slots[index].bytes == nil else { return false }
         slots[index] = Slot(bytes: bytes, error: error)
-        // Nearly always empty: skip hashing the slot for every reply.
-        if !claimSlots.isEmpty { claimSlots.remove(slot) }
+        // Nearly always empty under load (changes): skip hashing the slot for every reply.
+        if !barrierSlots.isEmpty { barrierSlots.remove(slot) }
         return true
     }
 

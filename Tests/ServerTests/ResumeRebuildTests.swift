@@ -40,6 +40,40 @@ import Testing
         try server.stop()
     }
 
+    /// A change pipelined behind a resume waits for the resume's answer: the resume does not
+    /// show a change sent after it, and the versions of one connection's replies never go back
+    /// (before, the change was decided at once and the resume answered later, at a version
+    /// past it, when another player committed meanwhile).
+    @Test func aChangeBehindAResumeWaitsForItsAnswer() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        let other = try server.connect()
+        _ = try other.signInAsAdmin()
+        try other.ok("adjust_points", ["delta": 5, "reason": "a version to resume past"])
+
+        server.rebuildGate.close()
+        var gateOpen = false
+        defer { if !gateOpen { server.rebuildGate.open() } }
+        let resumer = try server.connect()
+        _ = try resumer.signInAsAdmin()
+        let resume = try resumer.send("subscribe", ["since": 1])
+        #expect(server.rebuildGate.waitForHeldRebuild(timeout: 30))
+        let change = try resumer.send("adjust_points", ["delta": 1, "reason": "sent after the resume"])
+        // A round trip on the same connection would wait too; another connection's commit shows
+        // the change has not been decided: it takes the next version.
+        let meanwhile = try other.ok("adjust_points", ["delta": 2, "reason": "another player, meanwhile"])
+        #expect(meanwhile["version"] == 3)
+        server.rebuildGate.open()
+        gateOpen = true
+
+        let resumed = try resumer.reply(to: resume)
+        let changed = try resumer.reply(to: change)
+        #expect(resumed["version"] == 3, "\(resumed.serialized())")
+        #expect(changed["version"] == 4, "\(changed.serialized())")
+        try server.stop()
+    }
+
     /// A log with a version missing (changed by hand under the server) gives no past view: the
     /// resume gets a snapshot of the present, not a patch from a view that never was. (Both the
     /// gap rule of `Codec.applyNext` and the rebuild's count of versions see this one.)
