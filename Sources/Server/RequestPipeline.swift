@@ -58,8 +58,7 @@ struct RequestPipeline {
     /// would never hear of it.
     private func mayStart(_ line: Incoming) -> Bool {
         guard case .request(let request) = line, !slots.isEmpty else { return true }
-        if case .mutation = request.operation { return barrierSlots.isEmpty && knownBadLinesAhead < maxBadLines }
-        return false
+        return request.operation.isMutation && barrierSlots.isEmpty && knownBadLinesAhead < maxBadLines
     }
 
     /// The bad lines in a row that the client will have been sent just before the next line's
@@ -107,7 +106,7 @@ struct RequestPipeline {
         case .request(let request):
             let slot = firstSlot + slots.count
             slots.append(Slot())
-            if case .mutation = request.operation {} else { barrierSlots.insert(slot) }
+            if !request.operation.isMutation { barrierSlots.insert(slot) }
             return .request(request, slot: slot)
         }
     }
@@ -142,4 +141,11 @@ struct RequestPipeline {
 private struct Slot {
     var bytes: [UInt8]?
     var error: ErrorCode?
+}
+
+private extension Operation {
+    var isMutation: Bool {
+        if case .mutation = self { return true }
+        return false
+    }
 }

@@ -12,12 +12,11 @@ public enum EventCoding {
         case .gameSeeded(let content, let hash):
             return ["hash": .string(hash), "content": SeedWriter.json(content)]
         case .characterClaimed(let character, let device, let tokenHash, let takeover, let endsToken):
-            let fields: JSONValue = ["character": .string(character), "device": .string(device), "token_hash": .string(tokenHash),
-                                     "takeover": .bool(takeover)]
+            var fields: [String: JSONValue] = ["character": .string(character), "device": .string(device),
+                                               "token_hash": .string(tokenHash), "takeover": .bool(takeover)]
             // Only when it ends one: the payload of every other claim keeps the shape it always had.
-            guard let endsToken, case .object(var members) = fields else { return fields }
-            members["ends_token_hash"] = .string(endsToken)
-            return .object(members)
+            fields["ends_token_hash"] = endsToken.map { .string($0) }
+            return .object(fields)
         case .characterUnclaimed(let character):
             return ["character": .string(character)]
         case .challengeCompleted(let challenge, let option, let proof, let forced, let points):

@@ -227,8 +227,7 @@ final class PlaySession: @unchecked Sendable {
         // `--character Mia`: the name, or the id in capitals, of a character that exists.
         if error.refusal?.errorCode == .notFound, let characters = try? client.characters(game: game) {
             if let found = Self.character(id, in: characters), found != id { return .claim(found, pin: pin) }
-            let sharing = characters.filter { $0["name"]?.stringValue?.lowercased() == id.lowercased() }
-                .compactMap { $0["id"]?.stringValue }
+            let sharing = characterIds(named: id, among: Self.idsAndNames(characters))
             if sharing.count > 1 {
                 refused("\(sharing.count) characters are called \(id) (\(sharing.joined(separator: ", "))): "
                     + "name one by its id (--character \(sharing[0])).")
@@ -277,9 +276,11 @@ final class PlaySession: @unchecked Sendable {
 
     /// The id of the character `typed` names in the `characters` op's list (`characterId`).
     static func character(_ typed: String, in characters: [JSONValue]) -> String? {
-        characterId(typed, among: characters.compactMap { character in
-            character["id"]?.stringValue.map { (id: $0, name: character["name"]?.stringValue) }
-        })
+        characterId(typed, among: idsAndNames(characters))
+    }
+
+    private static func idsAndNames(_ characters: [JSONValue]) -> [(id: String, name: String?)] {
+        characters.compactMap { character in character["id"]?.stringValue.map { (id: $0, name: character["name"]?.stringValue) } }
     }
 
     private enum Pick { case character(String), left, failed }

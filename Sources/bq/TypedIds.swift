@@ -25,6 +25,11 @@ func characterId(_ typed: String, among characters: [(id: String, name: String?)
     if characters.contains(where: { $0.id == typed }) { return typed }
     let wanted = typed.lowercased()
     if let id = characters.first(where: { $0.id.lowercased() == wanted })?.id { return id }
-    let named = characters.filter { $0.name?.lowercased() == wanted }
-    return named.count == 1 ? named[0].id : nil
+    let named = characterIds(named: typed, among: characters)
+    return named.count == 1 ? named[0] : nil
+}
+
+/// The ids of the characters whose name is `typed`, in any case.
+func characterIds(named typed: String, among characters: [(id: String, name: String?)]) -> [String] {
+    characters.filter { $0.name?.lowercased() == typed.lowercased() }.map(\.id)
 }
