@@ -32,16 +32,20 @@ struct IdempotencyMemory<Pending: AnyObject> {
     private var changes = Slots()
     private var unchanged = Slots()
     let unchangedLimit: Int
-    /// Numbers each remembering, so that a slot forgets only the entry it made.
-    private var rememberings = 0
+    /// For a key remembered again while an older slot of it was still queued, how many such
+    /// older slots remain: forgetting one of them must leave the newer entry. That happens only
+    /// among the records a start-up loads (a key used again after the window was widened, or
+    /// after it was pushed out as a request that changed nothing, at the same version), so the
+    /// count is kept apart, in a map that is nearly always empty, rather than numbering every
+    /// entry and slot (16 bytes more per remembered key, about 12 MiB at 50x16).
+    private var supersededSlots: [KeyDigest: Int] = [:]
 
     private struct Remembered {
         let fingerprint: Fingerprint
         let version: Int
-        let serial: Int
     }
 
-    private typealias Slot = (version: Int, key: KeyDigest, serial: Int)
+    private typealias Slot = (version: Int, key: KeyDigest)
 
     init(unchangedLimit: Int) {
         self.unchangedLimit = unchangedLimit
@@ -66,9 +70,10 @@ struct IdempotencyMemory<Pending: AnyObject> {
     /// `unchangedLimit` newer such keys are remembered.
     mutating func remember(_ key: KeyDigest, _ fingerprint: Fingerprint, version: Int, changedNothing: Bool = false) {
         if !pending.isEmpty { pending[key] = nil }
-        rememberings += 1
-        shards[key.shard][key] = Remembered(fingerprint: fingerprint, version: version, serial: rememberings)
-        let slot = (version, key, rememberings)
+        if shards[key.shard].updateValue(Remembered(fingerprint: fingerprint, version: version), forKey: key) != nil {
+            supersededSlots[key, default: 0] += 1
+        }
+        let slot = (version, key)
         if changedNothing {
             unchanged.append(slot)
             if unchanged.count > unchangedLimit, let oldest = unchanged.popFirst() { forget(oldest) }
@@ -89,14 +94,19 @@ struct IdempotencyMemory<Pending: AnyObject> {
         }
     }
 
-    /// Forgets the key of `slot`, unless it was remembered again since, under a newer slot (as
-    /// among the records loaded at start-up, after the window was widened, or a key of a request
-    /// that changed nothing, used again once pushed out, at the same version): one map
-    /// operation, to remove, and a second only to put such an entry back.
+    /// Forgets the key of `slot`, unless one of the key's slots is superseded
+    /// (`supersededSlots`): then that count goes down instead, and the key's last slot to go
+    /// removes it. Only the count matters, not which slot is which, as long as the newest
+    /// slot is not the first to go: within a queue the older goes first; across the two, slots
+    /// gone in the same `forget(through:)` go together. The one way the newest goes first, a
+    /// key that changed nothing pushed out by count while an older slot of it waits for the
+    /// window, keeps the key until that slot goes: a little longer, never shorter.
     private mutating func forget(_ slot: Slot) {
-        if let removed = shards[slot.key.shard].removeValue(forKey: slot.key), removed.serial != slot.serial {
-            shards[slot.key.shard][slot.key] = removed
+        if !supersededSlots.isEmpty, let superseded = supersededSlots[slot.key] {
+            supersededSlots[slot.key] = superseded == 1 ? nil : superseded - 1
+            return
         }
+        shards[slot.key.shard][slot.key] = nil
     }
 
     /// Remembered keys in commit order, in chunks of `chunkSize`; `chunks[0][head...]` is still

@@ -107,6 +107,52 @@ private final class Waiting {}
         #expect(memory.lookup(again) == nil, "pushed out by two newer keys")
     }
 
+    /// Keys remembered again while an older slot of theirs is still queued, as the records a
+    /// start-up loads can hold them, in a random run: against a model that numbers every slot
+    /// and forgets an entry only with the slot that made it, memory never forgets a key the
+    /// model keeps (it may keep one a little longer) and holds nothing once every slot is gone.
+    @Test(arguments: [4, 5, 6] as [UInt64])
+    func aKeyRememberedAgainIsNeverForgottenEarly(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let unchangedLimit = 40
+        var memory = IdempotencyMemory<Waiting>(unchangedLimit: unchangedLimit)
+        var model: [KeyDigest: (fingerprint: Fingerprint, version: Int, slot: Int)] = [:]
+        var changes: [(version: Int, key: KeyDigest, slot: Int)] = [], unchanged = changes
+        func forget(_ slot: (version: Int, key: KeyDigest, slot: Int)) {
+            if model[slot.key]?.slot == slot.slot { model[slot.key] = nil }
+        }
+        var version = 0
+        for step in 0..<6_000 {
+            let key = KeyDigest(owner: "p\(random.next() % 3)", key: "k\(random.next() % 60)")
+            let changedNothing = random.next() % 2 == 0
+            if !changedNothing { version += 1 }
+            let fingerprint = Fingerprint(digestOf: "request \(step)")
+            memory.remember(key, fingerprint, version: version, changedNothing: changedNothing)
+            model[key] = (fingerprint, version, step)
+            if changedNothing {
+                unchanged.append((version, key, step))
+                if unchanged.count > unchangedLimit { forget(unchanged.removeFirst()) }
+            } else {
+                changes.append((version, key, step))
+            }
+            if random.next() % 10 == 0 {
+                let oldest = version - Int(random.next() % 30)
+                memory.forget(through: oldest)
+                while let slot = changes.first, slot.version <= oldest { forget(changes.removeFirst()) }
+                while let slot = unchanged.first, slot.version <= oldest { forget(unchanged.removeFirst()) }
+            }
+            for (key, kept) in model {
+                guard case .done(let remembered, let at)? = memory.lookup(key) else {
+                    Issue.record("step \(step): a key the model keeps was forgotten")
+                    return
+                }
+                #expect(remembered == kept.fingerprint && at == kept.version)
+            }
+        }
+        memory.forget(through: version)
+        #expect(memory.count == 0, "every slot is gone, and so is every key")
+    }
+
     @Test func aKeyRememberedTwiceOutlivesItsOlderSlot() {
         // As at start-up, when the records of a widened window hold one key twice.
         var memory = IdempotencyMemory<Waiting>(unchangedLimit: 1_000)
