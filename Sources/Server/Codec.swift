@@ -45,11 +45,36 @@ public enum Codec {
         try JSONDecoder().decode(GameState.self, from: Data(snapshot.state.utf8))
     }
 
+    /// The state a snapshot holds, at the snapshot's version, or why it cannot stand in for its
+    /// events: damaged, or written by a build whose state had other fields. A snapshot only
+    /// shortens a replay, so a caller replays from the first event instead; `bq verify` still
+    /// reports it.
+    static func usableState(_ snapshot: Snapshot) throws(UnusableSnapshot) -> GameState {
+        let state: GameState
+        do {
+            state = try Self.state(snapshot)
+        } catch {
+            throw UnusableSnapshot(version: snapshot.version, reason: "cannot be read (\(error))")
+        }
+        guard state.version == Int(snapshot.version) else {
+            throw UnusableSnapshot(version: snapshot.version, reason: "holds version \(state.version)")
+        }
+        return state
+    }
+
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
+}
+
+/// Why a snapshot is passed over.
+struct UnusableSnapshot: Error, CustomStringConvertible {
+    let version: Int64
+    let reason: String
+
+    var description: String { "the snapshot at version \(version) \(reason)" }
 }
 
 /// Why a stored event cannot be applied next.

@@ -149,7 +149,7 @@ final class GameHub {
         if let key, answeredFromMemory(key, fingerprint: fingerprint, command, request: request, identity: identity, target: target) {
             return
         }
-        if let (error, version) = notAdmitted(request, identity: identity) {
+        if let (error, version) = admissionRefusal(request, identity: identity) {
             return target.error(request.id, error, version: version)
         }
         let context = CommandContext(actor: identity?.actor ?? .system, at: server.clock(), claimsNeedPIN: server.config.claimsNeedPIN)
@@ -199,20 +199,22 @@ final class GameHub {
         return true
     }
 
-    /// Why a new change is turned away before it is decided (a player over their budget, a
-    /// stale `expect`), with the version to name; nil when it may be decided.
-    private func notAdmitted(_ request: Request, identity: Identity?) -> (ProtocolError, version: Int?)? {
-        if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
-            let limit = server.config.limits.changesPerSecond
-            return (ProtocolError(.rateLimited,
-                "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"), nil)
-        }
+    /// Why a new change is turned away before it is decided (a stale `expect`, a player over
+    /// their budget), with the version to name; nil when it may be decided, having taken one of
+    /// the player's change tokens. A stale `expect` is checked first and costs no token: a
+    /// client that reads the state and tries again must not run out of budget for doing so.
+    private func admissionRefusal(_ request: Request, identity: Identity?) -> (ProtocolError, version: Int?)? {
         // Answered at once, unlike the domain's refusals: it says nothing about the game but
         // that it moved, and a client that then reads the state and tries again loses nothing
         // if the version it was told is taken back by a failed commit.
         if let expect = request.expect, expect != speculative.version {
             return (ProtocolError(.versionConflict, "Expected version \(expect), but the game is at version \(speculative.version)"),
                     speculative.version)
+        }
+        if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
+            let limit = server.config.limits.changesPerSecond
+            return (ProtocolError(.rateLimited,
+                "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"), nil)
         }
         return nil
     }
@@ -228,14 +230,7 @@ final class GameHub {
             return
         }
         if let key { idempotency.markPending(key.digest, entry) }
-        do {
-            try write(entry, expected: expected, key: key)
-        } catch {
-            server.logger.error("cannot encode events", metadata: ["game": "\(name)", "error": "\(error)"])
-            if let key { idempotency.clearPending(key.digest) }
-            rebuildSpeculative()
-            return entry.target.error(entry.request.id, ProtocolError(.internal, "The server could not encode this change"))
-        }
+        write(entry, expected: expected, key: key)
         pending.append(entry)
     }
 
@@ -250,16 +245,8 @@ final class GameHub {
                                       target: target, key: nil, fingerprint: nil, onCommitted: nil, refusal: error))
     }
 
-    /// The durable state plus every command still on its way to disk.
-    private func rebuildSpeculative() {
-        speculative = durable
-        for entry in pending.elements {
-            for event in entry.events { speculative.apply(event) }
-        }
-    }
-
     /// Hands a decided command to the writer; `speculative` already includes its events.
-    private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) throws {
+    private func write(_ entry: PendingCommand, expected: Int, key: IdempotencyKey?) {
         let newEvents = entry.events.map { Codec.newEvent($0, idempotencyKey: key?.key) }
         var records: [IdempotencyRecord] = []
         if let key {
@@ -272,14 +259,24 @@ final class GameHub {
                                              reply: String(decoding: encoded, as: UTF8.self),
                                              version: Int64(expected + entry.events.count), changedNothing: entry.events.isEmpty))
         }
-        var snapshot: Snapshot?
-        if speculative.version - lastSnapshotVersion >= server.config.snapshotEvery {
-            snapshot = try Codec.snapshot(speculative)
-            lastSnapshotVersion = speculative.version
-        }
         let request = AppendRequest(game: name, expected: Int64(expected), events: newEvents, idempotency: records,
-                                    snapshot: snapshot, epoch: epoch)
+                                    snapshot: snapshotIfDue(), epoch: epoch)
         server.queueForWriter(request, game: name, seq: entry.seq)
+    }
+
+    /// The speculative state, every `snapshot_every` events. A snapshot only shortens start-ups
+    /// and resumes, so a change never waits on it: one that cannot be encoded is logged and left
+    /// out, and the next is tried `snapshot_every` events later.
+    private func snapshotIfDue() -> Snapshot? {
+        guard speculative.version - lastSnapshotVersion >= server.config.snapshotEvery else { return nil }
+        lastSnapshotVersion = speculative.version
+        do {
+            return try Codec.snapshot(speculative)
+        } catch {
+            server.logger.error("cannot encode a snapshot", metadata: ["game": "\(name)", "version": "\(speculative.version)",
+                                                                      "error": "\(error)"])
+            return nil
+        }
     }
 
     /// A retry of a committed command gets its first answer, read back from the log: memory

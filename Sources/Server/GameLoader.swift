@@ -12,21 +12,22 @@ public enum GameLoader {
         let state: GameState
         let idempotency: [IdempotencyRecord]
         let snapshotVersion: Int
+        /// The newest snapshot, when it could not be used and the game was replayed from its
+        /// first event instead.
+        var passedOver: UnusableSnapshot? = nil
     }
 
     static func load(game: String, from store: EventStore, idempotencyWindow: Int) throws -> Loaded {
         var state = GameState()
         var snapshotVersion = 0
+        var passedOver: UnusableSnapshot?
         if let snapshot = try store.latestSnapshot(game: game) {
             do {
-                state = try Codec.state(snapshot)
+                state = try Codec.usableState(snapshot)
+                snapshotVersion = state.version
             } catch {
-                throw ServerError.startup("Game \(game): the snapshot at version \(snapshot.version) cannot be read (\(error)); run `bq verify`")
+                passedOver = error
             }
-            guard state.version == Int(snapshot.version) else {
-                throw ServerError.startup("Game \(game): the snapshot at version \(snapshot.version) holds version \(state.version)")
-            }
-            snapshotVersion = state.version
         }
         while true {
             let batch = try store.events(game: game, after: Int64(state.version), limit: 10_000)
@@ -43,7 +44,7 @@ public enum GameLoader {
         return Loaded(state: state,
                       idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
                                                                 unchangedLimit: idempotencyWindow),
-                      snapshotVersion: snapshotVersion)
+                      snapshotVersion: snapshotVersion, passedOver: passedOver)
     }
 
     /// Reads and validates a seed file; the error names the file, the field and the problem.

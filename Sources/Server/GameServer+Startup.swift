@@ -80,6 +80,12 @@ extension GameServer {
         var played: [String] = []
         for game in Set(config.games + [config.defaultGame]) {
             let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
+            if let passedOver = found.passedOver {
+                logger.warning("""
+                    game \(game): \(passedOver); replayed its \(found.state.version) events from the first instead \
+                    (its next change writes a new snapshot; run `bq verify` to look for damage)
+                    """)
+            }
             if found.state.version > 0 { played.append(game) }
             let seeded: GameState
             do {

@@ -67,7 +67,12 @@ final class ViewRebuilder {
         do {
             var state = GameState()
             if let snapshot = try store.latestSnapshot(game: game, atOrBefore: Int64(version)) {
-                state = try Codec.state(snapshot)
+                do {
+                    state = try Codec.usableState(snapshot)
+                } catch {
+                    logger.warning("a snapshot cannot be used; replaying from the first event",
+                                   metadata: ["game": "\(game)", "problem": "\(error)"])
+                }
             }
             for stored in try store.events(game: game, after: Int64(state.version), through: Int64(version)) {
                 try Codec.applyNext(stored, to: &state)

@@ -17,11 +17,14 @@ public struct SeedError: Error, Sendable, CustomStringConvertible {
 /// Reads the seed format of docs/seed.md. Unknown fields are errors: in a file
 /// a person wrote by hand, a misspelt field is a mistake, not an extension.
 public enum SeedParser {
-    public static func parse(_ json: JSONValue, file: String) throws(SeedError) -> SeedContent {
+    /// `checkingRules: false` reads content the rules already passed when it was logged: a
+    /// replay must read a log as it was written, not judge its seed by rules tightened since
+    /// (an older log would then stop a start-up). The shape is read and checked either way.
+    public static func parse(_ json: JSONValue, file: String, checkingRules: Bool = true) throws(SeedError) -> SeedContent {
         var reader = SeedReader()
         let content = reader.content(json)
         var problems = reader.problems
-        if problems.isEmpty, let content { problems = content.problems() }
+        if checkingRules, problems.isEmpty, let content { problems = content.problems() }
         guard problems.isEmpty, let content else { throw SeedError(file: file, problems: problems) }
         return content
     }

@@ -13,6 +13,22 @@ import Views
         #expect(try EventCoding.decode(type: "game_seeded", payload: JSONParser.parse(stored)) == change)
     }
 
+    /// A seed logged by an older build met that build's rules; rules tightened since (a bound
+    /// on rewards, the link rule, blank text) must not make its log unreadable at start-up.
+    @Test func aLoggedSeedIsReadWithoutTodaysRules() throws {
+        var content = try ShippedSeed.content()
+        content.rewards += (0..<Limits.maxRewards).map { index in
+            var reward = content.rewards[0]
+            reward.id = "extra-\(index)"
+            return reward
+        }
+        #expect(!content.problems().isEmpty, "the content breaks a rule of this build")
+        let change = Change.gameSeeded(content: content, hash: "abc123")
+        let stored = EventCoding.encode(change).serialized(sortedKeys: true)
+        #expect(try EventCoding.decode(type: "game_seeded", payload: JSONParser.parse(stored)) == change)
+        #expect(throws: SeedError.self) { try SeedParser.parse(JSONParser.parse(stored)["content"]!, file: "seed.json") }
+    }
+
     @Test func organizerEditsReadBack() throws {
         let changes: [Change] = [
             .challengeSaved(challenge: "c16", fields: ChallengeFields(title: "Juggle", description: "Three oranges", optionB: OptionText(title: "Or", description: "Two"),

@@ -88,4 +88,32 @@ import Testing
         try client.ok("claim", ["character": "mia", "device": "phone"])
         try server.stop()
     }
+
+    /// A change refused for a stale `expect` costs no budget: a client that re-reads the state
+    /// and tries again, however often, still has its changes when it gets the version right.
+    @Test func aStaleExpectCostsNoBudget() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // A steady clock that stands still: the budget never refills during the test.
+        let server = try ServerHarness(dataDirectory: dir.path, configure: { $0.limits.changesPerSecond = 3 },
+                                       steadyClock: { 1_000 })
+        defer { try? server.stop() }
+        let priya = try server.connect()
+        try priya.ok("claim", ["character": "priya", "device": "phone"])
+        let version = try priya.currentVersion()
+        let stale = (1...10).map { id in
+            JSONValue.object(["id": .int(id), "op": "save_secret", "title": "Loop", "description": "stale",
+                              "points": 25, "expect": .int(version - 1)]).serialized() + "\n"
+        }.joined()
+        try priya.sendRaw(Array(stale.utf8))
+        let refusals = try Self.replies(priya, 10).map(\.errorCode)
+        #expect(refusals == Array(repeating: "version_conflict", count: 10))
+        // Three tokens, one of them spent by the claim.
+        for attempt in 0..<2 {
+            try priya.ok("save_secret", ["title": "Loop", "description": .string("fresh \(attempt)"), "points": 25,
+                                         "expect": .int(version + attempt)])
+        }
+        #expect(try priya.refusal("save_secret", ["title": "Loop", "description": "over", "points": 25]) == "rate_limited",
+                "the budget still holds for real changes")
+    }
 }
