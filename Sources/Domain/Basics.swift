@@ -93,6 +93,10 @@ public enum Limits {
     public static let challengePoints = 1...1_000
     public static let rewardCost = 0...1_000
     public static let secretPoints = [25, 50, 75, 100]
+    /// "25, 50, 75 or 100", for messages.
+    public static var secretPointsSpelled: String {
+        secretPoints.dropLast().map(String.init).joined(separator: ", ") + " or \(secretPoints.last!)"
+    }
     public static let maxAdjustment = 1_000_000_000
     /// The most points a game may earn in all: 2^53 - 1, the largest whole number every JSON
     /// client reads exactly. Adjustments stop there; challenges (at most 1,000 points each, a few
@@ -107,6 +111,7 @@ public enum Limits {
     public static let teaser = 1...200
     public static let contentText = 0...10_000
     public static let contentURLs = 0...10
+    public static let contentURL = 1...2_000
     public static let funFacts = 0...20
     public static let funFact = 1...200
 }
@@ -117,6 +122,10 @@ extension Limits {
     /// in proportion: without a bound, an organizer's script could make each of them megabytes.
     public static let maxChallenges = 100
     public static let maxRewards = 100
+
+    // The bounds below are the protocol's, not the game's: Domain never reads them. They live
+    // here, beside the game's, so that the decoder, the server's configuration and `bq` (which
+    // reaches the wire only through the Client library) read one list.
     public static let idempotencyKey = 1...128
     public static let gameName = 1...64
     /// Ids of characters, challenges and rewards, in bytes (`isValidID`).
@@ -174,6 +183,9 @@ extension String {
     /// (after any user info, before any port), with no spaces, control or invisible formatting
     /// characters anywhere (`http://` alone passed once, and a right-to-left override can make
     /// a link read as another).
+    /// What `isWebLink` asks of a link, for messages ("must be \(String.webLinkRule)").
+    public static let webLinkRule = "an http or https link with a host, and no spaces or invisible characters"
+
     public var isWebLink: Bool {
         let rest: Substring
         if hasPrefix("https://") {

@@ -61,7 +61,7 @@ private struct Decider {
     }
 
     private func requireOrganizer(_ doing: String) throws(Rejection) {
-        if context.actor == .admin || context.actor == .system || state.role(of: context.actor) == .organizer { return }
+        if context.actor == .system || state.isOrganizer(context.actor) { return }
         throw Rejection(.forbidden, "Only the organizer can \(doing)")
     }
 
@@ -141,7 +141,7 @@ private struct Decider {
         case .photo(let url):
             try requireLength(url, Limits.proofURL, "proof.url")
             guard url.isWebLink else {
-                throw Rejection(.badRequest, "proof.url must be an http or https link with a host, and no spaces or invisible characters", field: "proof.url")
+                throw Rejection(.badRequest, "proof.url must be \(String.webLinkRule)", field: "proof.url")
             }
         case .done: break
         }
@@ -200,7 +200,7 @@ private struct Decider {
         try requireLength(title, Limits.title, "title")
         try requireLength(description, Limits.description, "description")
         guard Limits.secretPoints.contains(points) else {
-            throw Rejection(.badRequest, "points must be one of 25, 50, 75 or 100, got \(points)", field: "points")
+            throw Rejection(.badRequest, "points must be one of \(Limits.secretPointsSpelled), got \(points)", field: "points")
         }
         let id = GameState.dareID(author: author.id)
         if let existing = state.challenges[id] {

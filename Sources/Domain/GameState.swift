@@ -211,6 +211,10 @@ public struct GameState: Sendable, Equatable, Codable {
         return nil
     }
 
+    /// The admin console and the organizer's character: who may run the organizer's
+    /// operations and read what only the organizer reads.
+    public func isOrganizer(_ actor: Actor) -> Bool { actor == .admin || role(of: actor) == .organizer }
+
     /// The character a token hash signs in as, if any.
     public func character(forTokenHash hash: String) -> Character? {
         characters.values.first { $0.tokenHashes.contains(hash) }

@@ -164,8 +164,9 @@ extension RewardFields {
             if !Limits.contentURLs.contains(content.urls.count) {
                 found.append(SeedProblem(path: "\(path).content.urls", message: "must hold at most \(Limits.contentURLs.upperBound) links, got \(content.urls.count)"))
             }
-            for (index, url) in content.urls.enumerated() where !url.isWebLink {
-                found.append(SeedProblem(path: "\(path).content.urls[\(index)]", message: "must be an http or https link with a host, and no spaces or invisible characters, got \"\(url)\""))
+            for (index, url) in content.urls.enumerated() where !url.isWebLink || !Limits.contentURL.contains(url.codePointCount) {
+                found.append(SeedProblem(path: "\(path).content.urls[\(index)]",
+                                         message: "must be \(String.webLinkRule), of at most \(Limits.contentURL.upperBound) characters, got \"\(url)\""))
             }
         }
         return found

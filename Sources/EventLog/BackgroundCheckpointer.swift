@@ -9,7 +9,7 @@ import Foundation
 /// A passive checkpoint never blocks the writer, but while the writer keeps committing it can
 /// never catch up with the WAL's end, and SQLite only starts the WAL over once a checkpoint has
 /// copied every frame. So the writer still finishes the job itself when the WAL grows past a
-/// soft limit (`EventWriter.walSoftLimitFactor`): by then this thread has copied nearly
+/// soft limit (`StoreOptions.walSoftLimitFactor`): by then this thread has copied nearly
 /// everything, and the writer's checkpoint is short.
 ///
 /// Threads: `request()` and `stop()` may be called from any thread; the connection is used only

@@ -71,7 +71,7 @@ public final class EventStore {
             // on disk otherwise, until the server stops: SQLite cuts it back to this when it
             // starts over, which it does only after a checkpoint, never inside a busy stretch.
             let pageSize = try connection.integer("PRAGMA page_size")
-            let limit = Int64(options.walCheckpointPages) * Int64(EventWriter.walSoftLimitFactor) * pageSize
+            let limit = Int64(options.walCheckpointPages) * Int64(StoreOptions.walSoftLimitFactor) * pageSize
             try connection.execute("PRAGMA journal_size_limit=\(limit)")
         }
         try connection.execute("PRAGMA synchronous=\(options.synchronous.rawValue.uppercased())")

@@ -11,14 +11,11 @@ import Foundation
 /// `synchronous=FULL`) or failed. Keep them short: the next batch waits for them.
 ///
 /// Checkpoints run on a second thread (`BackgroundCheckpointer`) once the WAL holds more than
-/// `walCheckpointPages`; only past `walSoftLimitFactor` times that does the writer checkpoint
+/// `walCheckpointPages`; only past `StoreOptions.walSoftLimitFactor` times that does the writer checkpoint
 /// between two batches itself, to let SQLite start the WAL over. (A soft limit: while a
 /// background pass holds SQLite's checkpoint lock, the writer's attempt fails and the WAL
 /// grows until its next one.)
 public final class EventWriter: Sendable {
-    /// How far past `walCheckpointPages` the WAL may grow before the writer checkpoints itself.
-    static let walSoftLimitFactor = 4
-
     private let queue: WriterQueue
     let checkpointer: BackgroundCheckpointer
     /// The most requests one transaction takes.
@@ -110,7 +107,7 @@ public final class EventWriter: Sendable {
             }
             flush(store, &requests, &completions)
             let threshold = store.options.walCheckpointPages
-            if store.walPages > threshold * walSoftLimitFactor {
+            if store.walPages > threshold * StoreOptions.walSoftLimitFactor {
                 monitor.attempt { () throws(StorageError) in try store.checkpointIfNeeded() }
             } else if store.walPages > threshold {
                 checkpointer.request()

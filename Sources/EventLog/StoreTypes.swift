@@ -140,9 +140,12 @@ public struct StoreOptions: Sendable {
     public var busyTimeoutMilliseconds: Int32
     /// SQLite's automatic checkpoint is off (it would land inside a commit and set the p99).
     /// Past this many pages in the WAL, `EventWriter` has its checkpointer thread copy the WAL
-    /// into the database, and checkpoints itself between batches only past four times as many;
-    /// a bare store checkpoints in `checkpointIfNeeded()`.
+    /// into the database, and checkpoints itself between batches only past
+    /// `walSoftLimitFactor` times as many; a bare store checkpoints in `checkpointIfNeeded()`.
     public var walCheckpointPages: Int
+    /// How far past `walCheckpointPages` the WAL may grow before the writer checkpoints itself
+    /// (and the size SQLite truncates the WAL back to).
+    static let walSoftLimitFactor = 4
     /// Opens without write access: no schema creation or migration, appends fail.
     public var readOnly: Bool
     /// Runs `PRAGMA quick_check` on open. Its cost grows with the file, so a process that opens

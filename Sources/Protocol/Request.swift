@@ -42,12 +42,12 @@ public struct Request: Sendable, Hashable {
     /// The game version the client expects, for mutations (compare-and-set).
     public var expect: Int?
     /// For a mutation with an `idem` key: every field but `id`, `idem` and `expect`,
-    /// canonically serialized as UTF-8 (the same key with a different fingerprint is a
-    /// different request). Empty for every other request.
+    /// canonically serialized as UTF-8: the same key with other canonical bytes is a different
+    /// request (the server compares their digest, `Fingerprint`). Empty for every other request.
     public var canonicalBytes: [UInt8]
 
     /// `canonicalBytes` as text.
-    public var fingerprint: String { String(decoding: canonicalBytes, as: UTF8.self) }
+    public var canonicalText: String { String(decoding: canonicalBytes, as: UTF8.self) }
 }
 
 /// A request that could not be decoded: the reply still carries its id when it had a usable one.

@@ -110,7 +110,7 @@ public enum RequestDecoder {
         case "unlock_reward": return .unlockReward(reward: try args.string("reward"))
         case "save_secret":
             return .saveSecret(title: try args.text("title", Limits.title), description: try args.text("description", Limits.description),
-                               points: try args.int("points", 25...100, allowed: Limits.secretPoints))
+                               points: try args.int("points", Limits.secretPoints.min()!...Limits.secretPoints.max()!, allowed: Limits.secretPoints))
         case "deliver_secret": return .deliverSecret
         case "force_complete": return .forceComplete(challenge: try args.string("challenge"))
         case "force_unlock": return .forceUnlock(reward: try args.string("reward"), deduct: try args.bool("deduct"))
@@ -284,7 +284,7 @@ struct Arguments<Members: RequestMembers> {
         case .string("photo")?:
             let url = try inner.string("url", Limits.proofURL)
             guard url.isWebLink else {
-                throw ProtocolError.field("proof.url", "must be an http or https link with a host, and no spaces or invisible characters")
+                throw ProtocolError.field("proof.url", "must be \(String.webLinkRule)")
             }
             return .photo(url: url)
         case .string("text")?: return .text(try inner.text("text", Limits.proofText))
@@ -316,8 +316,8 @@ struct Arguments<Members: RequestMembers> {
                     throw ProtocolError.field("content.urls", "may hold at most \(Limits.contentURLs.upperBound) links")
                 }
                 for item in items {
-                    guard case .string(let url) = item, url.isWebLink, url.codePointCount <= 2_000 else {
-                        throw ProtocolError.field("content.urls", "must hold http or https links with a host, and no spaces or invisible characters, of at most 2,000 characters")
+                    guard case .string(let url) = item, url.isWebLink, Limits.contentURL.contains(url.codePointCount) else {
+                        throw ProtocolError.field("content.urls", "must hold links, each \(String.webLinkRule), of at most \(Limits.contentURL.upperBound) characters")
                     }
                     urls.append(url)
                 }

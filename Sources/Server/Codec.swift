@@ -6,16 +6,16 @@ import Views
 
 /// How domain values become log rows and back. Events and snapshots are JSON
 /// text so that `bq log`, `sqlite3` and people can read the log without this code.
-public enum Codec {
+enum Codec {
     /// The row to append for `event`; `idempotencyKey` is the key of the request that made it.
-    public static func newEvent(_ event: Event, idempotencyKey: String?) -> NewEvent {
+    static func newEvent(_ event: Event, idempotencyKey: String?) -> NewEvent {
         NewEvent(type: event.type, actor: event.actor.logName, at: event.at,
                  idempotencyKey: idempotencyKey, payload: EventCoding.payloadText(event.change))
     }
 
     /// A row read back from the log; throws when its payload does not decode (a log edited by
     /// hand, or written by a newer version).
-    public static func event(_ stored: StoredEvent) throws -> Event {
+    static func event(_ stored: StoredEvent) throws -> Event {
         let payload = try JSONParser.parse(Array(stored.payload.utf8), maxDepth: 64)
         let change = try EventCoding.decode(type: stored.type, payload: payload)
         return Event(at: stored.at, actor: Actor(logName: stored.actor), change: change)
@@ -31,17 +31,17 @@ public enum Codec {
         do {
             state.apply(try event(stored))
         } catch {
-            throw .unreadable(version: stored.version, type: stored.type, error: "\(error)")
+            throw .unreadable(version: stored.version, type: stored.type, error: error)
         }
     }
 
     /// The whole state at its version, for a faster start-up and for rebuilding past views.
-    public static func snapshot(_ state: GameState) throws -> Snapshot {
+    static func snapshot(_ state: GameState) throws -> Snapshot {
         Snapshot(version: Int64(state.version), state: try encode(state))
     }
 
     /// A snapshot read back; the caller checks that its version is the snapshot's.
-    public static func state(_ snapshot: Snapshot) throws -> GameState {
+    static func state(_ snapshot: Snapshot) throws -> GameState {
         try JSONDecoder().decode(GameState.self, from: Data(snapshot.state.utf8))
     }
 
@@ -82,7 +82,7 @@ enum ReplayProblem: Error, CustomStringConvertible {
     /// The log skips from `after` to `found`.
     case gap(found: Int64, after: Int)
     /// The event's payload does not decode (a log edited by hand, or written by a newer version).
-    case unreadable(version: Int64, type: String, error: String)
+    case unreadable(version: Int64, type: String, error: any Error)
 
     var description: String {
         switch self {

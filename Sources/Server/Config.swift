@@ -2,8 +2,8 @@ import EventLog
 import UV
 
 /// The per-connection and per-server limits, in one place; each is configurable and each has a
-/// test that goes over it. (The game's text lengths are rules, fixed in `Domain.Limits`; the
-/// limits on PIN and admin-key guesses are in `GuessGuard`.)
+/// test that goes over it. (The lengths of what people type and of the protocol's own fields
+/// are fixed, in `Domain.Limits`; the limits on PIN and admin-key guesses are in `GuessGuard`.)
 public struct ServerLimits: Sendable, Equatable {
     /// Longest accepted request line, in bytes (PROTOCOL.md: default 64 KiB).
     public var maxLineBytes = 65_536

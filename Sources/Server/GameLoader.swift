@@ -1,3 +1,4 @@
+import Crypto
 import Domain
 import EventLog
 import Foundation
@@ -60,6 +61,12 @@ public enum GameLoader {
         return try parseSeed(Array(data), name: path)
     }
 
+    /// A seed's content hash, over its canonical encoding so that spacing and the order of
+    /// fields do not matter: seeding the same content again is a no-op.
+    static func seedHash(_ content: SeedContent) -> String {
+        Secrets.hex(SHA256.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
+    }
+
     /// Validates a seed's bytes; `name` says where they came from in every error.
     static func parseSeed(_ bytes: [UInt8], name: String) throws -> (content: SeedContent, hash: String) {
         let json: JSONValue
@@ -74,7 +81,7 @@ public enum GameLoader {
         }
         do {
             let content = try SeedParser.parse(json, file: name)
-            return (content, Secrets.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
+            return (content, seedHash(content))
         } catch {
             throw ServerError.startup("\(error)")
         }

@@ -22,9 +22,8 @@ extension GameServer {
             // Who is online is the organizer's business (and the console's), not everyone's; not
             // a device whose organizer token a takeover or unclaim has just ended (its `bye` is
             // on its way), which gets the public list.
-            let seesPresence = connection.hub === hub && connection.identity.map {
-                $0 == .admin || hub.durable.role(of: $0.actor) == .organizer
-            } == true && !hub.holdsRevokedToken(connection)
+            let seesPresence = connection.hub === hub && connection.identity.map { hub.durable.isOrganizer($0.actor) } == true
+                && !hub.holdsRevokedToken(connection)
             let list: [JSONValue] = hub.durable.sortedCharacters.map {
                 var fields: [String: JSONValue] = ["id": .string($0.id), "name": .string($0.name),
                                                    "role": .string($0.role.rawValue), "claimed": .bool($0.isClaimed)]
@@ -46,23 +45,7 @@ extension GameServer {
             }
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
         case .admin(let key, let game):
-            let now = steadyNow
-            let network = connection.peerNetwork
-            if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
-                return target.error(request.id, ProtocolError(.rateLimited,
-                    "Too many wrong admin keys from \(network): try again in \(seconds) s"))
-            }
-            guard Secrets.constantTimeEquals(key, adminKey) else {
-                if adminKeyIsGuessable { adminKeyGuard.wrongGuess(network, now: now) }
-                if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
-                    logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
-                }
-                return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
-            }
-            if adminKeyIsGuessable { adminKeyGuard.rightGuess(network) }
-            guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
-            connection.signIn(.admin, hub: hub)
-            target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
+            signInAdmin(key: key, game: game, request: request, connection: connection, target: target)
         default:
             guard let identity = connection.identity else {
                 return target.error(request.id, ProtocolError(.unauthenticated, "Sign in first: claim a character, auth with a token, or admin with the key"))
@@ -100,7 +83,7 @@ extension GameServer {
             let entries = hub.durable.timeline.lazy.filter { $0.seq > after }.prefix(limit).map(timelineView)
             target.ok(request.id, version: version, result: .object(["entries": .array(Array(entries))]))
         case .events(let after, let limit):
-            guard identity == .admin || hub.durable.role(of: identity.actor) == .organizer else {
+            guard hub.durable.isOrganizer(identity.actor) else {
                 return target.error(request.id, ProtocolError(.forbidden, "Only the organizer can read the event log"))
             }
             events(hub: hub, after: after, limit: limit, request: request, target: target)
@@ -120,6 +103,27 @@ extension GameServer {
         case .character(let id, _):
             return .object(["character": .string(id), "role": hub.durable.characters[id].map { .string($0.role.rawValue) } ?? .null])
         }
+    }
+
+    /// The console's sign-in. A key short enough to guess is guarded per network, like PINs.
+    private func signInAdmin(key: String, game: String?, request: Request, connection: ClientConnection, target: ReplyTarget) {
+        let now = steadyNow
+        let network = connection.peerNetwork
+        if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
+            return target.error(request.id, ProtocolError(.rateLimited,
+                "Too many wrong admin keys from \(network): try again in \(seconds) s"))
+        }
+        guard Secrets.constantTimeEquals(key, adminKey) else {
+            if adminKeyIsGuessable { adminKeyGuard.wrongGuess(network, now: now) }
+            if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
+                logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
+            }
+            return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
+        }
+        if adminKeyIsGuessable { adminKeyGuard.rightGuess(network) }
+        guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
+        connection.signIn(.admin, hub: hub)
+        target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
     }
 
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,

@@ -2,12 +2,13 @@ import EventLog
 import Foundation
 import UV
 
-/// Values handed from a worker thread (the writer, the view rebuilder) to the loop thread. The
-/// worker appends under the lock and wakes the loop; the loop takes everything at once, since
-/// wake-ups coalesce.
+/// Values handed from one worker thread (the writer, or the view rebuilder: an inbox each) to
+/// the loop thread. The worker appends under the lock and wakes the loop; the loop takes
+/// everything at once, since wake-ups coalesce. One producer per inbox: `held` groups the
+/// posts of that producer, and two would interleave their groups.
 final class Inbox<Item: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    // Guarded by `lock`.
+    // Both guarded by `lock`.
     private var items: [Item] = []
     /// Posted with more to come: not taken, and no wake-up, until the last of them is posted.
     private var held: [Item] = []

@@ -3,9 +3,9 @@ import Foundation
 import POSIXSupport
 
 /// Session tokens and the admin key: random, compared by hash, never logged.
-public enum Secrets {
+enum Secrets {
     /// 256 random bits as hex: far past the 128 bits a guessed token would need.
-    public static func newToken() -> String {
+    static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         for _ in 0..<4 { bytes += bigEndianBytes(of: generator.next()) }
@@ -13,13 +13,8 @@ public enum Secrets {
     }
 
     /// What the log stores for a token: a leaked database does not sign anyone in.
-    public static func hash(_ token: String) -> String {
+    static func hash(_ token: String) -> String {
         hex(SHA256.hash(data: Data(token.utf8)))
-    }
-
-    /// Content hash of a seed, over its canonical encoding so whitespace does not matter.
-    public static func hash(data: Data) -> String {
-        hex(SHA256.hash(data: data))
     }
 
     /// Lower-case hex, built in one buffer: it runs for every keyed mutation.
@@ -35,7 +30,7 @@ public enum Secrets {
     }
 
     /// Compares without stopping at the first difference, so timing does not reveal the key.
-    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let left = Array(a.utf8), right = Array(b.utf8)
         var difference = UInt8(left.count == right.count ? 0 : 1)
         for index in 0..<max(left.count, right.count) {
@@ -47,7 +42,7 @@ public enum Secrets {
     /// The admin key: configured, or made on first launch and kept in the data
     /// directory, readable by its owner only. Returns the key and, when it came
     /// from the file, the file's path (so the server can say where it is).
-    public static func adminKey(configured: String?, path: String) throws -> (key: String, file: String?) {
+    static func adminKey(configured: String?, path: String) throws -> (key: String, file: String?) {
         if let configured, !configured.isEmpty { return (configured, nil) }
         let manager = FileManager.default
         if let existing = manager.contents(atPath: path) {

@@ -59,8 +59,9 @@ public final class AsyncWakeup: HandleOwner {
 /// no send reaches freed memory. The line itself outlives the handle for as long as any sender
 /// holds it.
 private final class Line: @unchecked Sendable {
-    // Guarded by `lock`.
+    /// Valid while `isClosed` is false; used by senders only while holding `lock`.
     private let handle: UnsafeMutablePointer<uv_async_t>
+    // Guarded by `lock`.
     private var isClosed = false
     private let lock = NSLock()
 

@@ -2,7 +2,8 @@ import CLibUV
 
 // Ownership rule for every libuv handle in this module:
 // - The handle struct is heap-allocated by its Swift owner (libuv keeps pointers to it in the
-//   loop's queues, so it must never move) and freed only in `handleClosed` below.
+//   loop's queues, so it must never move) and freed only by the close callback that
+//   `closeHandle` below gives libuv.
 // - `handle->data` holds a +1 retained reference to the owner, taken once the handle is fully
 //   set up, so the owner outlives every callback libuv can still make. The close callback
 //   releases it. A handle whose set-up failed has `data == nil` and is only freed.
@@ -26,7 +27,7 @@ func asStream(_ handle: UnsafeMutablePointer<uv_tcp_t>) -> UnsafeMutablePointer<
     UnsafeMutablePointer<uv_stream_t>(OpaquePointer(handle))
 }
 
-/// Stores the +1 reference to `owner` in the handle; released by `handleClosed`.
+/// Stores the +1 reference to `owner` in the handle; released by `closeHandle`'s close callback.
 func retainOwner<H>(_ owner: some HandleOwner, in handle: UnsafeMutablePointer<H>) {
     asHandle(handle).pointee.data = Unmanaged.passRetained(owner as AnyObject).toOpaque()
 }
@@ -39,8 +40,8 @@ func owner<T: AnyObject>(of handle: UnsafeMutablePointer<uv_handle_t>, as type: 
     Unmanaged<T>.fromOpaque(handle.pointee.data!).takeUnretainedValue()
 }
 
-/// Starts closing a handle unless it is already closing. libuv calls `handleClosed` on a later
-/// loop turn; until then the handle memory and the owner both stay alive.
+/// Starts closing a handle unless it is already closing. libuv calls the close callback on a
+/// later loop turn; until then the handle memory and the owner both stay alive.
 func closeHandle(_ handle: UnsafeMutablePointer<uv_handle_t>) {
     guard uv_is_closing(handle) == 0 else { return }
     uv_close(handle) { handle in

@@ -12,6 +12,8 @@ public enum EventCoding {
         case .gameSeeded(let content, let hash):
             return ["hash": .string(hash), "content": SeedWriter.json(content)]
         case .characterClaimed(let character, let device, let tokenHash, let takeover, let endsToken):
+            // The device and the hashes are credentials: `EventRedaction` leaves them out of what
+            // the organizer reads. A new credential field goes there too.
             var fields: [String: JSONValue] = ["character": .string(character), "device": .string(device),
                                                "token_hash": .string(tokenHash), "takeover": .bool(takeover)]
             // Only when it ends one: the payload of every other claim keeps the shape it always had.
@@ -183,6 +185,7 @@ public enum SeedWriter {
                     "id": .string(character.id), "name": .string(character.name), "role": .string(character.role.rawValue),
                     "tagline": .string(character.tagline), "fun_facts": .array(character.funFacts.map { .string($0) }),
                 ]
+                // A credential, like a claim's device: `EventRedaction` leaves it out.
                 if let pin = character.pin { object["pin"] = .string(pin) }
                 return .object(object)
             }),

@@ -27,13 +27,6 @@ public struct Touched: Sendable, Equatable {
         case .finalBadgeUnlocked, .pointsAdjusted, .daySet: break
         }
     }
-
-    public mutating func formUnion(_ other: Touched) {
-        everything = everything || other.everything
-        characters.formUnion(other.characters)
-        challenges.formUnion(other.challenges)
-        rewards.formUnion(other.rewards)
-    }
 }
 
 /// A viewer's next view and the patch that turns the previous one into it.

@@ -74,6 +74,15 @@ import Views
         }
     }
 
+    /// A seed's links are held to what an organizer's `save_reward` takes, length included.
+    @Test func aGiftLinkLongerThanAnEditTakesIsRefused() throws {
+        let long = "https://example.com/" + String(repeating: "a", count: Limits.contentURL.upperBound)
+        let lines = try errors([.replace(path: "/rewards/0/content", value: ["text": "x", "urls": .array([.string(long)])])])
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("seed/birthdayquest.json: rewards[0].content.urls[0]: must be an http or https link") == true)
+        #expect(lines.first?.contains("of at most 2000 characters") == true)
+    }
+
     @Test func aNegativePointValueNamesFilePathAndValue() throws {
         #expect(try errors([.replace(path: "/challenges/3/points", value: -5)])
                 == ["seed/birthdayquest.json: challenges[3].points: must be a positive integer, got -5"])

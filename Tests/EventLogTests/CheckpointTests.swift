@@ -54,7 +54,7 @@ import Testing
             try reader.execute("COMMIT")
             reader.close()
             try commit(20)
-            let limit = pages * EventWriter.walSoftLimitFactor * 4096
+            let limit = pages * StoreOptions.walSoftLimitFactor * 4096
             let after = try walBytes()
             #expect(after <= limit, "the WAL stayed at \(after) bytes (peak \(peak), limit \(limit))")
         }
@@ -134,7 +134,7 @@ extension WriterCheckpointTests {
 
             while try #require(walPages()) <= threshold { try commitOne() }
             let grown = try #require(walPages())
-            #expect(grown <= threshold * EventWriter.walSoftLimitFactor, "the writer would have checkpointed itself")
+            #expect(grown <= threshold * StoreOptions.walSoftLimitFactor, "the writer would have checkpointed itself")
             // Past the threshold the writer asked for a pass; with no commit in the way it copies everything.
             #expect(writer.checkpointer.waitForPasses(1, timeout: 30))
             try commitOne()

@@ -12,7 +12,7 @@ import Testing
 
     @Test func isTheSortedRequestWithoutItsEnvelope() throws {
         let request = try decode(#"{"op":"complete_challenge","id":7,"idem":"k1","expect":3,"proof":{"url":"https://x.test/p.jpg","kind":"photo"},"challenge":"c2"}"#)
-        #expect(request.fingerprint == #"{"challenge":"c2","op":"complete_challenge","proof":{"kind":"photo","url":"https://x.test/p.jpg"}}"#)
+        #expect(request.canonicalText == #"{"challenge":"c2","op":"complete_challenge","proof":{"kind":"photo","url":"https://x.test/p.jpg"}}"#)
     }
 
     /// Pinned bytes: escapes, non-ASCII, nested objects in arrays, numbers, literals, and an `id`
@@ -23,7 +23,7 @@ import Testing
             + #""zz":[{"b":1,"a":2.5,"id":"inner"},null,true,false,-3]}"#
         let expected = #"{"challenge":"c1","op":"complete_challenge","proof":{"kind":"text","text":"Say \"hi\"\n\u0001 "#
             + "\u{dc}n\u{ef} \u{2713}" + #""},"zz":[{"a":2.5,"b":1,"id":"inner"},null,true,false,-3]}"#
-        #expect(try decode(line).fingerprint == expected)
+        #expect(try decode(line).canonicalText == expected)
     }
 
     @Test func matchesTheObjectWithThoseKeysRemoved() throws {
@@ -35,14 +35,14 @@ import Testing
         for line in lines {
             guard case .object(var fields) = try JSONParser.parse(Array(line.utf8)) else { Issue.record("not an object"); continue }
             for key in ["id", "idem", "expect"] { fields[key] = nil }
-            #expect(try decode(line).fingerprint == JSONValue.object(fields).serialized(sortedKeys: true))
+            #expect(try decode(line).canonicalText == JSONValue.object(fields).serialized(sortedKeys: true))
         }
     }
 
     @Test func ignoresTheEnvelopeAndTheOrderOfFields() throws {
         let first = try decode(#"{"id":1,"op":"unlock_reward","idem":"a","reward":"r1"}"#)
         let second = try decode(#"{"reward":"r1","idem":"b","expect":9,"op":"unlock_reward","id":"other"}"#)
-        #expect(first.fingerprint == second.fingerprint)
-        #expect(try decode(#"{"id":1,"op":"unlock_reward","reward":"r1"}"#).fingerprint == "")
+        #expect(first.canonicalText == second.canonicalText)
+        #expect(try decode(#"{"id":1,"op":"unlock_reward","reward":"r1"}"#).canonicalText == "")
     }
 }

@@ -61,7 +61,7 @@ import Testing
         let first = try #require(try request(#"{"id":1,"op":"adjust_points","delta":5,"reason":"r","idem":"k"}"#))
         let retry = try #require(try request(#"{"id":2,"op":"adjust_points","delta":5.0,"reason":"r","idem":"k"}"#))
         let other = try #require(try request(#"{"id":3,"op":"adjust_points","delta":6,"reason":"r","idem":"k"}"#))
-        #expect(first.fingerprint == retry.fingerprint)
-        #expect(first.fingerprint != other.fingerprint)
+        #expect(first.canonicalText == retry.canonicalText)
+        #expect(first.canonicalText != other.canonicalText)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Server
 import Testing
+import Views
 
 /// The organizer reads the event log; it must not hand them any player's credentials.
 @Suite struct EventRedactionTests {
