@@ -209,7 +209,7 @@ private let editAttempts = 5
 
 /// The fields of `save_challenge` or `save_reward`: an add sends the ones given, an edit the
 /// ones given over the item's current ones.
-protocol SavedItemFields: ParsableArguments {
+protocol SavedItemOptions: ParsableArguments {
     /// "challenge" or "reward": the op is `save_<kind>`, the view lists them under `<kind>s`.
     static var kind: String { get }
     /// The request's arguments; `base` is the current item for an edit, nil for an add.
@@ -220,7 +220,7 @@ protocol SavedItemFields: ParsableArguments {
     func notes(afterAdding id: String) -> [String]
 }
 
-extension SavedItemFields {
+extension SavedItemOptions {
     func problem(base: JSONValue?) -> String? { nil }
     func notes(afterAdding id: String) -> [String] { [] }
 
@@ -297,7 +297,7 @@ private func merge(_ given: [String: JSONValue?], over base: JSONValue?) -> [Str
     return merged
 }
 
-struct ChallengeFields: SavedItemFields {
+struct ChallengeOptions: SavedItemOptions {
     static let kind = "challenge"
     @Option(parsing: .unconditional) var title: String?
     @Option(parsing: .unconditional) var description: String?
@@ -349,7 +349,7 @@ struct AdminAddChallenge: AdminChange {
     static let configuration = CommandConfiguration(commandName: "add-challenge", abstract: "Add a challenge to the board.")
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var change: ChangeKeyOption
-    @OptionGroup var fields: ChallengeFields
+    @OptionGroup var fields: ChallengeOptions
     var ownChange: OwnChange { OwnChange(addsChallenge: true) }
 
     /// Words missing: exit 64 before anything is sent, naming every flag left out at once.
@@ -367,7 +367,7 @@ struct AdminEditChallenge: AdminChange {
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var change: ChangeKeyOption
     @Argument var challenge: String
-    @OptionGroup var fields: ChallengeFields
+    @OptionGroup var fields: ChallengeOptions
     var ownChange: OwnChange { OwnChange(edits: challenge) }
 
     // Without a read of its own: the edit reads the game anyway, and names the item from that.
@@ -378,7 +378,7 @@ struct AdminEditChallenge: AdminChange {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] { try fields.edit(challenge, context) }
 }
 
-struct RewardFields: SavedItemFields {
+struct RewardOptions: SavedItemOptions {
     static let kind = "reward"
     @Option(parsing: .unconditional, help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
     @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
@@ -429,7 +429,7 @@ struct AdminAddReward: AdminChange {
     static let configuration = CommandConfiguration(commandName: "add-reward", abstract: "Add a reward.")
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var change: ChangeKeyOption
-    @OptionGroup var fields: RewardFields
+    @OptionGroup var fields: RewardOptions
     var ownChange: OwnChange { OwnChange(addsReward: true) }
 
     /// Words missing: exit 64 before anything is sent (the cost has a default by type).
@@ -447,7 +447,7 @@ struct AdminEditReward: AdminChange {
     @OptionGroup var connection: AdminConnectionOptions
     @OptionGroup var change: ChangeKeyOption
     @Argument var reward: String
-    @OptionGroup var fields: RewardFields
+    @OptionGroup var fields: RewardOptions
     var ownChange: OwnChange { OwnChange(edits: reward) }
 
     // Without a read of its own: the edit reads the game anyway, and names the item from that.
