@@ -84,17 +84,16 @@ final class GameHub {
 
     /// For a `subscribe` from a past version: false when this viewer resumed too often.
     func takeResumeToken(for viewer: Viewer) -> Bool {
-        let now = server.loop.nowMilliseconds
-        var budget = resumeBudgets[viewer] ?? TokenBucket(perSecond: server.config.limits.resumesPerSecond, now: now)
-        defer { resumeBudgets[viewer] = budget }
-        return budget.take(now: now)
+        Self.take(from: &resumeBudgets, viewer, perSecond: server.config.limits.resumesPerSecond, now: server.loop.nowMilliseconds)
     }
 
     private func takeChangeToken(for character: String) -> Bool {
-        let now = server.loop.nowMilliseconds
-        var budget = changeBudgets[character] ?? TokenBucket(perSecond: server.config.limits.changesPerSecond, now: now)
-        defer { changeBudgets[character] = budget }
-        return budget.take(now: now)
+        Self.take(from: &changeBudgets, character, perSecond: server.config.limits.changesPerSecond, now: server.loop.nowMilliseconds)
+    }
+
+    /// A token from `key`'s bucket, which starts full on its first use.
+    private static func take<Key: Hashable>(from budgets: inout [Key: TokenBucket], _ key: Key, perSecond: Int, now: UInt64) -> Bool {
+        budgets[key, default: TokenBucket(perSecond: perSecond, now: now)].take(now: now)
     }
 
     func unsubscribe(_ connection: ClientConnection) { subscribers[ObjectIdentifier(connection)] = nil }
