@@ -30,7 +30,10 @@ public final class EventStore {
     var fencedEpochs: [String: UInt64] = [:]
     /// The file's schema: the current one, except for a read-only store on a file that only
     /// `bq serve` will migrate (reads then use that schema's tables).
-    private(set) var schemaVersion = Schema.currentVersion
+    public private(set) var schemaVersion = Schema.currentVersion
+    /// The schema an existing log had before this open migrated it (nil: it was current, or new):
+    /// a bq older than this one can no longer open it.
+    public private(set) var migratedFrom: Int64?
 
     /// Opens (creating if needed) the database at `path`, checks its integrity (`quick_check`) and
     /// migrates its schema. Throws a `StorageError` for an unreadable or corrupt file and for a
@@ -118,6 +121,7 @@ public final class EventStore {
             }
             try connection.execute("PRAGMA user_version=\(known)")
             try connection.execute("COMMIT")
+            if current >= 1, current < known { migratedFrom = current }
         } catch {
             rollback()
             throw error

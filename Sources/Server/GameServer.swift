@@ -105,6 +105,12 @@ public final class GameServer {
         adminKey = try Self.provideAdminKey(config, logger: logger)
         adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
         let store = try Self.openLog(config)
+        if let from = store.migratedFrom {
+            logger.notice("""
+                the event log was upgraded from schema \(from) to \(store.schemaVersion): \
+                a bq older than this one can no longer open it (a bq backup taken before the upgrade can)
+                """)
+        }
         let loaded: [String: GameLoader.Loaded]
         do {
             loaded = try Self.loadGames(config, from: store, seed: seed, now: clock(),

@@ -30,6 +30,7 @@ import SQLite
 
             let store = try EventStore(path: path)
             defer { store.close() }
+            #expect(store.migratedFrom == 1, "the server says that older builds can no longer open it")
             #expect(try store.games() == ["g", "h"])
             #expect(try store.version(game: "g") == 2)
             #expect(try store.allEvents("g").map(\.payload) == [#"{"n":1}"#, #"{"n":3}"#])
@@ -44,6 +45,10 @@ import SQLite
             #expect(try store.idempotencyRecords(game: "g") == [oldRecord, newRecord])
             // The compare-and-set still holds on the migrated table.
             #expect(store.append(request("g", expected: 2)) == .conflict(expected: 2, actual: 3))
+            store.close()
+            let reopened = try EventStore(path: path)
+            defer { reopened.close() }
+            #expect(reopened.migratedFrom == nil, "migrated once")
         }
     }
 
@@ -82,6 +87,7 @@ import SQLite
             do {
                 let reader = try EventStore(path: path, options: StoreOptions(readOnly: true))
                 defer { reader.close() }
+                #expect(reader.migratedFrom == nil)
                 #expect(try reader.games() == ["g", "h"])
                 #expect(try reader.allEvents("g").map(\.version) == [1, 2])
                 #expect(try reader.idempotencyRecords(game: "g") == [oldRecord])
