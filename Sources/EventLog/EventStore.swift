@@ -31,6 +31,8 @@ public final class EventStore {
     /// The file's schema: the current one, except for a read-only store on a file that only
     /// `bq serve` will migrate (reads then use that schema's tables).
     public private(set) var schemaVersion = Schema.currentVersion
+    /// The schema this build writes; a log at a newer one is refused, an older one migrated.
+    public static var currentSchemaVersion: Int64 { Schema.currentVersion }
     /// The schema an existing log had before this open migrated it (nil: it was current, or new):
     /// a bq older than this one can no longer open it.
     public private(set) var migratedFrom: Int64?

@@ -14,7 +14,9 @@ import POSIXSupport
 /// a fourth, opened first to check, migrate and seed the log, then used for short reads. Create
 /// the server, `run()` it, on the same thread.
 public final class GameServer {
-    public static let serverName = "bq 0.1.0"
+    public static let version = "0.1.0"
+    /// What `hello` names the server as.
+    public static let serverName = "bq \(version)"
 
     public let config: ServerConfig
     let loop: EventLoop

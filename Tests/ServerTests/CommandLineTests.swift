@@ -3,10 +3,21 @@ import JSON
 import Testing
 import UV
 @testable import EventLog
+import Server
 
 /// The real `bq` executable on a data directory a server wrote: `verify` and `log` read it,
 /// `verify` notices tampering, and `serve` refuses a database it cannot trust.
 @Suite struct CommandLineTests {
+    /// Which build runs, and which logs it can open (an older build refuses a log a newer one
+    /// has migrated).
+    @Test func versionNamesTheBuildAndTheLogSchemaItWrites() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let run = try BQRun.run(["--version"], workingDirectory: dir.path)
+        #expect(run.ending == .exited(0))
+        #expect(run.stdoutLines == ["bq \(GameServer.version) (event log schema \(EventStore.currentSchemaVersion))"])
+    }
+
     static var adminEnvironment: [String: String] { ["BQ_ADMIN_KEY": ServerHarness.adminKey] }
 
     /// A stopped server's data directory with claims, completions, unlocks and snapshots in it;
