@@ -146,14 +146,17 @@ extension ChallengeFields {
 }
 
 extension RewardFields {
+    func unknownGiver(at path: String, characters: Set<String>) -> SeedProblem? {
+        guard let fromCharacter, !characters.contains(fromCharacter) else { return nil }
+        return SeedProblem(path: "\(path).from_character", message: "no character with id \"\(fromCharacter)\"")
+    }
+
     func problems(at path: String, characters: Set<String>) -> [SeedProblem] {
         var found: [SeedProblem] = []
         found += [lengthProblem(from, Limits.name, at: "\(path).from"),
                   lengthProblem(title, Limits.title, at: "\(path).title"),
                   lengthProblem(teaser, Limits.teaser, at: "\(path).teaser")].compactMap { $0 }
-        if let fromCharacter, !characters.contains(fromCharacter) {
-            found.append(SeedProblem(path: "\(path).from_character", message: "no character with id \"\(fromCharacter)\""))
-        }
+        if let problem = unknownGiver(at: path, characters: characters) { found.append(problem) }
         if !Limits.rewardCost.contains(cost) {
             found.append(SeedProblem(path: "\(path).cost", message: "must be 0 to \(Limits.rewardCost.upperBound), got \(cost)"))
         }
@@ -173,12 +176,24 @@ extension RewardFields {
     }
 }
 
+/// Which seed rules to check: all of them (a seed file, a game about to be seeded), or the
+/// structure alone (a seed read back from a log).
+public enum SeedRules: Sendable {
+    case all
+    /// Exactly one birthday person and one organizer, valid and unique ids, gifts from real
+    /// characters other than the birthday person: what makes the content a game at all, and
+    /// unchanged since the first build. The bounds on lengths, counts, points and links have
+    /// tightened since, and a log an older build seeded must still replay.
+    case structure
+}
+
 extension SeedContent {
-    /// Every rule a game's starting content must satisfy; empty when it is good.
-    public func problems() -> [SeedProblem] {
+    /// The rules a game's starting content must satisfy; empty when it is good.
+    public func problems(_ rules: SeedRules = .all) -> [SeedProblem] {
+        let bounds = rules == .all
         var found: [SeedProblem] = []
-        if let problem = lengthProblem(title, Limits.title, at: "game.title") { found.append(problem) }
-        if !Limits.day.contains(day) { found.append(SeedProblem(path: "game.day", message: "must be 1 to 366, got \(day)")) }
+        if bounds, let problem = lengthProblem(title, Limits.title, at: "game.title") { found.append(problem) }
+        if bounds, !Limits.day.contains(day) { found.append(SeedProblem(path: "game.day", message: "must be 1 to 366, got \(day)")) }
 
         var characterIDs = Set<String>()
         for (index, character) in characters.enumerated() {
@@ -188,6 +203,7 @@ extension SeedContent {
             } else if !characterIDs.insert(character.id).inserted {
                 found.append(SeedProblem(path: "\(path).id", message: "duplicate id \"\(character.id)\""))
             }
+            guard bounds else { continue }
             found += [lengthProblem(character.name, Limits.name, at: "\(path).name"),
                       lengthProblem(character.tagline, Limits.tagline, at: "\(path).tagline")].compactMap { $0 }
             if !Limits.funFacts.contains(character.funFacts.count) {
@@ -208,10 +224,10 @@ extension SeedContent {
             }
         }
 
-        if challenges.count > Limits.maxChallenges {
+        if bounds, challenges.count > Limits.maxChallenges {
             found.append(SeedProblem(path: "challenges", message: "must hold at most \(Limits.maxChallenges) challenges, got \(challenges.count)"))
         }
-        if rewards.count > Limits.maxRewards {
+        if bounds, rewards.count > Limits.maxRewards {
             found.append(SeedProblem(path: "rewards", message: "must hold at most \(Limits.maxRewards) rewards, got \(rewards.count)"))
         }
         var challengeIDs = Set<String>()
@@ -222,7 +238,7 @@ extension SeedContent {
             } else if !challengeIDs.insert(challenge.id).inserted {
                 found.append(SeedProblem(path: "\(path).id", message: "duplicate id \"\(challenge.id)\""))
             }
-            found += challenge.fields.problems(at: path)
+            if bounds { found += challenge.fields.problems(at: path) }
         }
 
         var rewardIDs = Set<String>()
@@ -234,7 +250,11 @@ extension SeedContent {
             } else if !rewardIDs.insert(reward.id).inserted {
                 found.append(SeedProblem(path: "\(path).id", message: "duplicate id \"\(reward.id)\""))
             }
-            found += reward.fields.problems(at: path, characters: characterIDs)
+            if bounds {
+                found += reward.fields.problems(at: path, characters: characterIDs)
+            } else if let problem = reward.fields.unknownGiver(at: path, characters: characterIDs) {
+                found.append(problem)
+            }
             if let giver = reward.fields.fromCharacter, birthday.contains(giver) {
                 found.append(SeedProblem(path: "\(path).from_character", message: "a gift cannot come from the birthday person"))
             }

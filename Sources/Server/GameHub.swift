@@ -88,7 +88,8 @@ final class GameHub {
     }
 
     private func takeChangeToken(for character: String) -> Bool {
-        Self.take(from: &changeBudgets, character, perSecond: server.config.limits.changesPerSecond, now: server.loop.nowMilliseconds)
+        // The server's steady clock, which a test can hold still, as the PIN and admin-key guards do.
+        Self.take(from: &changeBudgets, character, perSecond: server.config.limits.changesPerSecond, now: server.steadyNow)
     }
 
     /// A token from `key`'s bucket, which starts full on its first use.

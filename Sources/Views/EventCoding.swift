@@ -61,7 +61,7 @@ public enum EventCoding {
             let hash = try f.string("hash")
             let seed: SeedContent
             do {
-                seed = try SeedParser.parse(content, file: "event", checkingRules: false)
+                seed = try SeedParser.parse(content, file: "event", rules: .structure)
             } catch {
                 throw f.error("bad content: \(error)")
             }

@@ -17,14 +17,15 @@ public struct SeedError: Error, Sendable, CustomStringConvertible {
 /// Reads the seed format of docs/seed.md. Unknown fields are errors: in a file
 /// a person wrote by hand, a misspelt field is a mistake, not an extension.
 public enum SeedParser {
-    /// `checkingRules: false` reads content the rules already passed when it was logged: a
-    /// replay must read a log as it was written, not judge its seed by rules tightened since
-    /// (an older log would then stop a start-up). The shape is read and checked either way.
-    public static func parse(_ json: JSONValue, file: String, checkingRules: Bool = true) throws(SeedError) -> SeedContent {
+    /// `rules: .structure` reads content that met the rules when it was logged: a replay must
+    /// read a log as it was written, not judge its seed by bounds tightened since (an older
+    /// log would then stop a start-up), while a seed that is no game at all is still refused.
+    /// The fields' types are checked either way.
+    public static func parse(_ json: JSONValue, file: String, rules: SeedRules = .all) throws(SeedError) -> SeedContent {
         var reader = SeedReader()
         let content = reader.content(json)
         var problems = reader.problems
-        if checkingRules, problems.isEmpty, let content { problems = content.problems() }
+        if problems.isEmpty, let content { problems = content.problems(rules) }
         guard problems.isEmpty, let content else { throw SeedError(file: file, problems: problems) }
         return content
     }

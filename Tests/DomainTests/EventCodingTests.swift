@@ -27,6 +27,12 @@ import Views
         let stored = EventCoding.encode(change).serialized(sortedKeys: true)
         #expect(try EventCoding.decode(type: "game_seeded", payload: JSONParser.parse(stored)) == change)
         #expect(throws: SeedError.self) { try SeedParser.parse(JSONParser.parse(stored)["content"]!, file: "seed.json") }
+
+        // Its structure still counts: content with no birthday person is no game, logged or not.
+        var broken = try ShippedSeed.content()
+        broken.characters = broken.characters.filter { $0.role != .birthday }
+        let damaged = EventCoding.encode(.gameSeeded(content: broken, hash: "abc123")).serialized(sortedKeys: true)
+        #expect(throws: EventDecodingError.self) { try EventCoding.decode(type: "game_seeded", payload: JSONParser.parse(damaged)) }
     }
 
     @Test func organizerEditsReadBack() throws {

@@ -20,7 +20,12 @@ import Server
         try mia.subscribe()
         let resumeFrom = mia.mirrorVersion
         let oldView = try #require(mia.mirror)
-        for delta in 1...9 { try admin.ok("adjust_points", ["delta": .int(delta), "reason": .string("round \(delta)")]) }
+        for delta in 1...5 { try admin.ok("adjust_points", ["delta": .int(delta), "reason": .string("round \(delta)")]) }
+        // Read up to here: the view of a version past the first snapshot, to resume from.
+        try mia.ok("state")
+        let laterFrom = mia.mirrorVersion
+        let laterView = try #require(mia.mirror)
+        for delta in 6...9 { try admin.ok("adjust_points", ["delta": .int(delta), "reason": .string("round \(delta)")]) }
         let before = try admin.ok("state")
         try first.stop()
 
@@ -28,6 +33,7 @@ import Server
         let store = try EventStore(path: path, options: StoreOptions(synchronous: .full))
         let damaged = try store.snapshots(game: "main")
         try #require(damaged.count >= 2, "the play wrote several snapshots")
+        try #require(damaged.first.map { $0.version <= laterFrom } == true, "a resume meets a damaged snapshot")
         try store.executeForTesting("UPDATE snapshots SET state = '{\"written_by\":\"another build\"}' WHERE game = 'main'")
         store.close()
 
@@ -39,14 +45,17 @@ import Server
         let sameState = after["result"] == before["result"]
         #expect(sameState, "the game replayed from the log is the game that was played")
 
-        // A resume from before the snapshots is rebuilt from the log too.
-        let mia2 = try second.connect()
-        try mia2.ok("claim", ["character": "mia", "device": "phone"])
-        mia2.adoptMirror(oldView, version: resumeFrom)
-        let resumed = try mia2.subscribe(since: resumeFrom)
-        #expect(resumed["result"]?["mode"] == .string("patch"))
-        try mia2.checkMirror(step: "after the resume")
-        #expect(mia2.problems == [])
+        // Resumes from before the snapshots and from past the first one (whose rebuild meets
+        // an unreadable snapshot) are rebuilt from the log.
+        for (from, view) in [(resumeFrom, oldView), (laterFrom, laterView)] {
+            let resuming = try second.connect()
+            try resuming.ok("claim", ["character": "mia", "device": "phone"])
+            resuming.adoptMirror(view, version: from)
+            let resumed = try resuming.subscribe(since: from)
+            #expect(resumed["result"]?["mode"] == .string("patch"), "from version \(from)")
+            try resuming.checkMirror(step: "after the resume from \(from)")
+            #expect(resuming.problems == [])
+        }
 
         // The next change writes a snapshot that the next start-up can use.
         try admin2.ok("adjust_points", ["delta": 1, "reason": "after the restart"])
