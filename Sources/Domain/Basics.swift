@@ -179,13 +179,13 @@ extension String {
         return allASCII || unicodeScalars.allSatisfy(\.isBlank)
     }
 
+    /// What `isWebLink` asks of a link, for messages ("must be \(String.webLinkRule)").
+    public static let webLinkRule = "an http or https link with a host, and no spaces or invisible characters"
+
     /// Whether this is a link a player's device can open: `http://` or `https://`, then a host
     /// (after any user info, before any port), with no spaces, control or invisible formatting
     /// characters anywhere (`http://` alone passed once, and a right-to-left override can make
     /// a link read as another).
-    /// What `isWebLink` asks of a link, for messages ("must be \(String.webLinkRule)").
-    public static let webLinkRule = "an http or https link with a host, and no spaces or invisible characters"
-
     public var isWebLink: Bool {
         let rest: Substring
         if hasPrefix("https://") {
