@@ -236,6 +236,14 @@ extension GameServer {
         } catch {
             throw ServerError.startup("Cannot create the event log \(path): \(systemErrorText(error.code))")
         }
+        // An empty file is a new database to SQLite, which would seed a new game in it; after an
+        // earlier launch, it is far more likely a copy that failed or a full disk than a wish.
+        if !created, FileManager.default.fileExists(atPath: config.adminKeyPath),
+           (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int == 0 {
+            throw ServerError.startup("The event log \(path) is empty (0 bytes), though \(config.adminKeyPath) is from an "
+                + "earlier launch: a copy that failed, or a full disk, may have emptied it. Put the log back from a backup; "
+                + "to start a new game instead, delete \(path) first. Nothing was changed")
+        }
         if created, FileManager.default.fileExists(atPath: config.adminKeyPath) {
             logger.warning("""
                 the event log \(path) was missing and is made new, though \(config.adminKeyPath) is from an earlier \

@@ -50,6 +50,13 @@ enum Secrets {
             guard !key.isEmpty else { throw ServerError.startup("The admin key file \(path) is empty; delete it to make a new key") }
             return (key, path)
         }
+        // There but unreadable (its mode, its owner): a new key written over it would lock out
+        // every console that signs in with the old one.
+        guard !manager.fileExists(atPath: path) else {
+            let reason = readabilityError(of: path).map { " (\($0))" } ?? ""
+            throw ServerError.startup("Cannot read the admin key file \(path)\(reason): fix its owner and mode, "
+                + "or delete it to make a new key")
+        }
         let key = newToken()
         try PrivateFile.write(Data((key + "\n").utf8), to: path)
         return (key, path)

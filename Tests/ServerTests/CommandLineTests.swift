@@ -159,6 +159,23 @@ import Server
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
     }
 
+    /// An emptied log after an earlier launch is refused, not seeded over: a failed copy or a
+    /// full disk, far more often than a wish to start again.
+    @Test func serveRefusesAnEmptiedLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        _ = try Self.playSession(in: dir)
+        // What a launch without a configured key leaves: the sign that a game was played here.
+        try "kept-key\n".write(toFile: dir.path + "/admin.key", atomically: true, encoding: .utf8)
+        let log = dir.path + "/birthdayquest.sqlite"
+        try Data().write(to: URL(fileURLWithPath: log))
+        let run = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath],
+                                workingDirectory: dir.path, environment: Self.adminEnvironment)
+        #expect(run.ending == .exited(1))
+        #expect(run.stderr.contains("is empty (0 bytes)") && run.stderr.contains("Nothing was changed"), "\(run.stderr)")
+        #expect((try FileManager.default.attributesOfItem(atPath: log))[.size] as? Int == 0, "the log was written")
+    }
+
     @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
