@@ -16,6 +16,17 @@ struct LogCommand: ParsableCommand {
 
     func run() throws {
         let config = try options.loadExistingLog(command: "log")
+        do {
+            try printEvents(of: config)
+        } catch {
+            // A log that SQLite cannot read (damaged, not a database), said as the other
+            // commands say it rather than as a bare "Error:".
+            try? FileHandle.standardError.write(contentsOf: Data("bq log: cannot read \(config.databasePath): \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    private func printEvents(of config: ServerConfig) throws {
         let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
         defer { store.close() }
         let name = game ?? config.defaultGame

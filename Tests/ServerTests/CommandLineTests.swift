@@ -176,6 +176,15 @@ import Server
         #expect((try FileManager.default.attributesOfItem(atPath: log))[.size] as? Int == 0, "the log was written")
     }
 
+    @Test func logSaysWhenItsFileIsNoLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        try "not a database".write(toFile: dir.path + "/birthdayquest.sqlite", atomically: true, encoding: .utf8)
+        let run = try BQRun.run(["log", "--data", dir.path], workingDirectory: dir.path)
+        #expect(run.ending == .exited(1))
+        #expect(run.stderr.hasPrefix("bq log: cannot read \(dir.path)/birthdayquest.sqlite: "), "\(run.stderr)")
+    }
+
     @Test func verifyNoticesATamperedSnapshotAndAGap() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
