@@ -54,21 +54,25 @@ extension GameServer {
             return try EventStore(path: config.databasePath, options: storeOptions(config))
         } catch {
             throw ServerError.startup("Cannot open the event log \(config.databasePath): \(error)"
-                + fullDiskHint(config.dataDirectory) + foreignWALHint(error, databasePath: config.databasePath))
+                + fullDiskHint(config.dataDirectory) + damagedLogHint(error, databasePath: config.databasePath))
         }
     }
 
-    /// SQLite reads a main file through the WAL beside it, whichever log that WAL came from: a
-    /// backup put back over the main file of a server that did not stop cleanly reads as
-    /// damaged. Both files are left as they were (`EventStore` does not checkpoint a log it
-    /// refused), so the person can still choose.
-    static func foreignWALHint(_ error: any Error, databasePath: String) -> String {
-        guard let storage = error as? StorageError, storage.meansDamagedFile,
-              let size = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal"))?[.size] as? Int, size > 0
-        else { return "" }
-        return ". Nothing was changed; copy the whole data directory before trying anything. The write-ahead log "
-            + "\(databasePath)-wal is part of the log: if the main file was put back from a backup, the -wal beside it belongs to "
-            + "the log it replaced; move that -wal aside (keep it) to start from the backup. Otherwise the log is damaged"
+    /// What to do about a log SQLite finds damaged. Both files are left as they were
+    /// (`EventStore` does not checkpoint a log it refused), so the person can still choose.
+    static func damagedLogHint(_ error: any Error, databasePath: String) -> String {
+        guard let storage = error as? StorageError, storage.meansDamagedFile else { return "" }
+        let advice = ". Nothing was changed; copy the whole data directory before trying anything. "
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal"))?[.size] as? Int, size > 0
+        else {
+            return advice + "The file is damaged, or is not an event log: put the log back from a backup (bq backup makes "
+                + "one), or move the file aside to start a new game"
+        }
+        // SQLite reads a main file through the WAL beside it, whichever log that WAL came from: a
+        // backup put back over the main file of a server that did not stop cleanly reads as damaged.
+        return advice + "The write-ahead log \(databasePath)-wal is part of the log: if the main file was put back from a "
+            + "backup, the -wal beside it belongs to the log it replaced; move that -wal aside (keep it) to start from the "
+            + "backup. Otherwise the log is damaged"
     }
 
     /// Every game's durable state, each seeded first if it has no events yet.

@@ -104,9 +104,16 @@ public final class GameServer {
         Self.warnAboutSynchronous(config.synchronous, logger: logger)
         let keyFromAnEarlierLaunch = FileManager.default.fileExists(atPath: config.adminKeyPath)
         let logIsNew = try Self.makeLogFile(config, logger: logger)
-        adminKey = try Self.provideAdminKey(config, logger: logger)
-        adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
         let store = try Self.openLog(config)
+        // After the log opens, so that a refused log leaves no new key behind: a key file is
+        // what later launches take as the sign that a game was played here.
+        do {
+            adminKey = try Self.provideAdminKey(config, logger: logger)
+        } catch {
+            store.closeLeavingFilesAsFound()
+            throw error
+        }
+        adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
         if let from = store.migratedFrom {
             logger.notice("""
                 the event log was upgraded from schema \(from) to \(store.schemaVersion): \

@@ -1,5 +1,6 @@
 import Domain
 import EventLog
+import JSON
 
 /// `bq verify`: replays every game from version 1 and checks what must always
 /// hold. A report with problems means the log cannot be trusted as it is.
@@ -54,8 +55,10 @@ public enum LogVerifier {
                 if let snapshot = snapshots[state.version] {
                     report.snapshotsChecked += 1
                     do {
-                        if try Codec.state(snapshot) != state {
-                            report.problems.append("\(game): the snapshot at version \(state.version) differs from the replayed state")
+                        let stored = try Codec.state(snapshot)
+                        if stored != state {
+                            report.problems.append("\(game): the snapshot at version \(state.version) differs from the replayed state"
+                                + differences(snapshot: stored, replayed: state))
                         }
                     } catch {
                         report.problems.append("\(game): the snapshot at version \(state.version) cannot be read: \(error)")
@@ -92,6 +95,21 @@ public enum LogVerifier {
             }
         }
         report.games[game] = state.version
+    }
+
+    /// Where a snapshot and the replay disagree, as JSON Pointers into the state's stored form
+    /// (`/earned`, `/characters/priya/tokenHashes`), so that whoever restores the log knows what
+    /// was changed. Paths only: a value may be a PIN, a token hash or a gift not yet unlocked.
+    static func differences(snapshot: GameState, replayed: GameState, shown: Int = 5) -> String {
+        guard let stored = try? JSONParser.parse(Array(Codec.encode(snapshot).utf8)),
+              let replayedJSON = try? JSONParser.parse(Array(Codec.encode(replayed).utf8)) else { return "" }
+        var paths: [String] = []
+        for op in JSONPatch.diff(replayedJSON, stored) where !paths.contains(op.path) {
+            paths.append(op.path)
+        }
+        guard !paths.isEmpty else { return "" }
+        let more = paths.count > shown ? " and \(paths.count - shown) more" : ""
+        return " at " + paths.prefix(shown).joined(separator: ", ") + more
     }
 
     static func unlocksTheLastReward(before: GameState, after state: GameState) -> Bool {

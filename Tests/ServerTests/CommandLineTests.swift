@@ -201,7 +201,9 @@ import Server
         try store.executeForTesting("UPDATE snapshots SET state = '\(tampered.replacingOccurrences(of: "'", with: "''"))' WHERE game = 'main' AND version = \(newest.version)")
         let snapshotRun = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
         #expect(snapshotRun.ending == .exited(2), "\(snapshotRun.stdout)")
-        #expect(snapshotRun.stdout.contains("snapshot at version \(newest.version) differs"), "\(snapshotRun.stdout)")
+        // It names what differs, so that whoever restores the log knows what was changed.
+        #expect(snapshotRun.stdout.contains("snapshot at version \(newest.version) differs from the replayed state at /earned\n"),
+                "\(snapshotRun.stdout)")
         #expect(!snapshotRun.stdoutLines.contains("verify: ok"))
 
         // Put the snapshot back, then leave a hole in the log.
@@ -541,6 +543,22 @@ import Server
         #expect(serve.stderr.contains("move that -wal aside (keep it) to start from the backup"), "\(serve.stderr)")
         #expect(FileManager.default.contents(atPath: backup) == main, "the refused main file was rewritten")
         #expect(FileManager.default.contents(atPath: backup + "-wal") == wal, "the refused log's WAL was changed or deleted")
+    }
+
+    /// A main file that is not a database, with no `-wal` to blame, is refused with what to do,
+    /// and leaves no admin key behind: a later launch would take the key for a game played here.
+    @Test func serveRefusesAFileThatIsNoLogAndMakesNoKey() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let log = dir.path + "/birthdayquest.sqlite"
+        let junk = Data(String(repeating: "not an event log. ", count: 64).utf8)
+        try junk.write(to: URL(fileURLWithPath: log))
+        let serve = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath], workingDirectory: dir.path)
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("The file is damaged, or is not an event log: put the log back from a backup"),
+                "\(serve.stderr)")
+        #expect(FileManager.default.contents(atPath: log) == junk, "the refused file was changed")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/admin.key"), "a key was made for a log that was refused")
     }
 
     /// Copies a log that is still open, main file and WAL, into `directory` as the data
