@@ -43,7 +43,7 @@ public final class EventStore {
     public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
         self.options = options
         self.path = path
-        connection = try SQLiteConnection(path: path, readOnly: options.readOnly)
+        connection = try options.readOnly ? SQLiteConnection.openToRead(path) : SQLiteConnection(path: path, readOnly: false)
         do {
             try configure()
         } catch {

@@ -24,7 +24,10 @@ package final class SQLiteConnection {
         var pages: Int32 = 0
     }
 
-    package init(path: String, readOnly: Bool) throws(SQLiteError) {
+    /// `immutable`: read-only, trusting that no one writes the file while it is open, so SQLite
+    /// takes no lock and reads no WAL: the one way to read a WAL-mode file in a directory this
+    /// process may not write (`-shm` cannot be made). Only for a file with no WAL beside it.
+    package init(path: String, readOnly: Bool, immutable: Bool = false) throws(SQLiteError) {
         // The log's connections live on four threads; a library built without any locking
         // (SQLITE_THREADSAFE=0) would share its global state among them unguarded.
         guard sqlite3_threadsafe() != 0 else {
@@ -32,9 +35,9 @@ package final class SQLiteConnection {
                                message: "this SQLite library was built without thread support (SQLITE_THREADSAFE=0)")
         }
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
-            | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0)
+        let rc = sqlite3_open_v2(immutable ? Self.immutableURI(path) : path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             // sqlite3_open_v2 may hand back a handle even on failure; it still has to be closed.
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open database"
@@ -54,6 +57,47 @@ package final class SQLiteConnection {
         // check would otherwise copy the WAL into the main file and delete it, rewriting a log
         // the check refused (a main file put back from a backup beside another log's WAL).
         _ = bq_sqlite_checkpoint_on_close(db, 0)
+    }
+
+    /// A read-only connection, also where this process may not write the file's directory (a
+    /// backup on read-only media, a server's directory read by another user). SQLite reads a
+    /// WAL-mode file through its `-shm` index, which it cannot create there; a file with no WAL
+    /// beside it is whole, and is read as immutable. One whose WAL holds commits cannot be read
+    /// without that index: refused, saying what to do.
+    package static func openToRead(_ path: String) throws(SQLiteError) -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        do {
+            // The first read of the file: in WAL mode it needs the -shm.
+            _ = try connection.integer("PRAGMA schema_version")
+            return connection
+        } catch {
+            connection.close()
+            // The file opened, so its -shm is what failed: it could not be made (read-only
+            // directory), or it and the -wal cannot be read by this user.
+            guard error.code == SQLITE_READONLY || error.code == SQLITE_CANTOPEN else { throw error }
+            var wal = stat()
+            if stat(path + "-wal", &wal) == 0, wal.st_size > 0 {
+                throw SQLiteError(code: error.code, extendedCode: error.extendedCode, message: "\(path)-wal holds changes that "
+                    + "SQLite reads only through its index (-shm), which this user can neither read nor create: run this as "
+                    + "the user that writes the log, or copy the whole directory somewhere you may write", sql: error.sql)
+            }
+            return try SQLiteConnection(path: path, readOnly: true, immutable: true)
+        }
+    }
+
+    /// `path` as a URI with `immutable=1`. The three characters a URI gives a meaning to are
+    /// escaped; an absolute path gets an empty authority, so that one starting `//` stays a path.
+    static func immutableURI(_ path: String) -> String {
+        var uri = path.hasPrefix("/") ? "file://" : "file:"
+        for character in path {
+            switch character {
+            case "%": uri += "%25"
+            case "?": uri += "%3F"
+            case "#": uri += "%23"
+            default: uri.append(character)
+            }
+        }
+        return uri + "?immutable=1"
     }
 
     /// Whether closing the last connection to the file copies the WAL into the main file and

@@ -97,8 +97,9 @@ struct BQRun {
 
     /// Runs `bq arguments...` in `workingDirectory` (away from the repo's config/server.json) and
     /// waits at most `seconds` for it to end.
+    /// `unprivileged`: as root, run it as `nobody` (through `setpriv`), for whom file modes count.
     static func run(_ arguments: [String], workingDirectory: String, environment extra: [String: String] = [:],
-                    seconds: Int = 60) throws -> BQRun {
+                    seconds: Int = 60, unprivileged: Bool = false) throws -> BQRun {
         guard FileManager.default.isExecutableFile(atPath: Repo.bqExecutable) else {
             throw HarnessError("\(Repo.bqExecutable) is missing: run `swift build` first")
         }
@@ -111,8 +112,14 @@ struct BQRun {
             try? FileManager.default.removeItem(atPath: errPath)
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repo.bqExecutable)
-        process.arguments = arguments
+        if unprivileged && geteuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: Unprivileged.setpriv)
+            process.arguments = ["--reuid=\(Unprivileged.nobody)", "--regid=\(Unprivileged.nobody)", "--clear-groups",
+                                 Repo.bqExecutable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Repo.bqExecutable)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BQ_") }
         environment.merge(extra) { _, new in new }
@@ -138,4 +145,11 @@ struct BQRun {
         let stderr = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
         return BQRun(ending: ending, stdout: stdout, stderr: stderr)
     }
+}
+
+/// A user for whom file modes count: the tests' own when they are not root, else `nobody`.
+enum Unprivileged {
+    static let setpriv = "/usr/bin/setpriv"
+    static let nobody = 65534
+    static var available: Bool { geteuid() != 0 || FileManager.default.isExecutableFile(atPath: setpriv) }
 }
