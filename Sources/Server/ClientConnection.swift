@@ -94,6 +94,7 @@ final class ClientConnection {
         case .success(let request):
             // Parsed first so that even a refusal for speed carries the request's id.
             guard takeToken() else {
+                server.noteRequestOverBudget(from: self)
                 return .refusal(request.id, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
             }
             return .request(request)

@@ -168,6 +168,7 @@ final class GameHub {
         // character could otherwise grow the log without end by claiming it again and again.
         // It draws on that character's change budget (refused claims, which write nothing, do not).
         if case .claim(let character, _, _, _) = command, !events.isEmpty, !takeChangeToken(for: character) {
+            server.noteChangeOverBudget(by: character, game: name)
             let limit = server.config.limits.changesPerSecond
             return target.error(request.id, ProtocolError(.rateLimited,
                 "More than \(limit) claim\(limit == 1 ? "" : "s") of \(character) a second; nothing was changed, try again in a moment"))
@@ -212,6 +213,7 @@ final class GameHub {
                     speculative.version)
         }
         if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
+            server.noteChangeOverBudget(by: id, game: name)
             let limit = server.config.limits.changesPerSecond
             return (ProtocolError(.rateLimited,
                 "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"), nil)

@@ -110,6 +110,10 @@ extension GameServer {
         let now = steadyNow
         let network = connection.peerNetwork
         if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
+            if let count = closedAdminSignIns.record(now: loop.nowMilliseconds) {
+                logger.warning("admin sign-in refused: wrong keys keep \(network) out for \(seconds) s more", metadata: [
+                    "peer": "\(connection.peer)", "since last logged": "\(count)"])
+            }
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong admin keys from \(network): try again in \(seconds) s"))
         }
@@ -129,6 +133,12 @@ extension GameServer {
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
                        connection: ClientConnection, target: ReplyTarget) {
         if pin != nil, let seconds = hub.pinGuard.secondsToWait(character, now: steadyNow) {
+            if let count = closedClaims.record(now: loop.nowMilliseconds) {
+                logger.warning("""
+                    claim of \(character) refused: wrong PINs keep it closed for \(seconds) s more \
+                    (the organizer's unclaim of \(character) opens it)
+                    """, metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)", "since last logged": "\(count)"])
+            }
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong PINs for \(character): try again in \(seconds) s"))
         }
@@ -140,9 +150,17 @@ extension GameServer {
                        if pin != nil { hub.pinGuard.rightGuess(character) }
                        connection.signIn(.character(character, tokenHash: hash), hub: hub)
                    },
-                   onRefused: { [unowned self] code in
+                   onRefused: { [unowned self, unowned connection] code in
                        // `forbidden` is a claim's answer to a wrong PIN, and to nothing else.
-                       if pin != nil, code == .forbidden { hub.pinGuard.wrongGuess(character, now: self.steadyNow) }
+                       guard pin != nil, code == .forbidden else { return }
+                       hub.pinGuard.wrongGuess(character, now: self.steadyNow)
+                       // Someone else's PIN guessed at (the birthday person after the gifts?),
+                       // or a player who forgot theirs: either way the organizer should know.
+                       if let count = self.wrongPINs.record(now: self.loop.nowMilliseconds) {
+                           self.logger.warning("wrong PIN in a claim of \(character): wrong PINs in a row close its claims for a while",
+                                               metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)",
+                                                          "since last logged": "\(count)"])
+                       }
                    },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),

@@ -63,6 +63,14 @@ public final class GameServer {
     /// Open connections per peer network (`TCPConnection.peerNetwork`), loopback peers aside.
     private var connectionsPerNetwork: [String: Int] = [:]
     var wrongAdminKeys = LogThrottle()
+    /// Admin sign-ins refused while wrong keys keep an address out (the right key's included).
+    var closedAdminSignIns = LogThrottle()
+    var wrongPINs = LogThrottle()
+    var closedClaims = LogThrottle()
+    /// Changes refused over a player's `changes_per_second`, requests over a connection's
+    /// `requests_per_second`.
+    private var changesOverBudget = LogThrottle()
+    private var requestsOverBudget = LogThrottle()
     let adminKey: String
     /// Wrong admin keys per peer network (`TCPConnection.peerNetwork`), when the key is short
     /// enough to guess (a configured one may be; the generated one is 256 bits, and then nothing
@@ -103,6 +111,7 @@ public final class GameServer {
         try Self.checkCanListen(host: config.host, port: config.port)
         Self.warnAboutSynchronous(config.synchronous, logger: logger)
         let keyFromAnEarlierLaunch = FileManager.default.fileExists(atPath: config.adminKeyPath)
+        let walLeftBehind = ((try? FileManager.default.attributesOfItem(atPath: config.databasePath + "-wal"))?[.size] as? Int ?? 0) > 0
         let logIsNew = try Self.makeLogFile(config, logger: logger)
         let store = try Self.openLog(config)
         // After the log opens, so that a refused log leaves no new key behind: a key file is
@@ -114,6 +123,13 @@ public final class GameServer {
             throw error
         }
         adminKeyIsGuessable = adminKey.codePointCount < Self.guessableAdminKeyLength
+        if adminKeyIsGuessable {
+            logger.warning("""
+                the admin key has \(adminKey.codePointCount) characters, few enough to guess: wrong keys close the console to \
+                their address for a while, the organizer's own included; a key of \(Self.guessableAdminKeyLength) \
+                characters or more is never closed
+                """)
+        }
         if let from = store.migratedFrom {
             logger.notice("""
                 the event log was upgraded from schema \(from) to \(store.schemaVersion): \
@@ -148,6 +164,15 @@ public final class GameServer {
             abandonStart()
             throw error
         }
+        if walLeftBehind {
+            // A clean stop copies the WAL into the main file and deletes it.
+            logger.notice("""
+                the last run left its -wal (it did not stop cleanly, or a reader such as bq verify had the log open as it \
+                stopped): its commits were read with the log
+                """)
+        }
+        let games = hubs.sorted { $0.key < $1.key }.map { "\($0.key) at version \($0.value.durable.version)" }.joined(separator: ", ")
+        logger.notice("serving \(games) from \(config.databasePath) on \(config.host):\(port)")
     }
 
     /// A start that failed half-way (the port taken, say) gives back what it had opened: the
@@ -240,10 +265,11 @@ public final class GameServer {
     private func accept(_ tcp: TCPConnection) {
         guard !shuttingDown else { return tcp.close() }
         guard connections.count < config.limits.maxConnections else {
-            if let count = fullServerRefusals.record(now: loop.nowMilliseconds) {
-                logger.warning("connection refused: server full", metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
-            }
             let most = config.limits.maxConnections
+            if let count = fullServerRefusals.record(now: loop.nowMilliseconds) {
+                logger.warning("connection refused: server full (max_connections \(most))",
+                               metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
+            }
             return refuse(tcp, "The server is full (\(most) connection\(most == 1 ? "" : "s")); try again later")
         }
         let network = tcp.peerIsLoopback ? nil : tcp.peerNetwork
@@ -251,7 +277,7 @@ public final class GameServer {
             let most = config.limits.maxConnectionsPerAddress
             guard connectionsPerNetwork[network, default: 0] < most else {
                 if let count = crowdedNetworkRefusals.record(now: loop.nowMilliseconds) {
-                    logger.warning("connection refused: too many from one address",
+                    logger.warning("connection refused: too many from one address (max_connections_per_address \(most))",
                                    metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
                 }
                 return refuse(tcp, "Too many connections from \(network) (\(most) at once); close some and try again")
@@ -329,9 +355,26 @@ public final class GameServer {
         uncertainCommits.forgetUnlogged()
     }
 
-    private func reportThrottledLogs() {
-        let now = loop.nowMilliseconds
-        if let stuck = writerStall.newStall(now: now) {
+    /// A player's change refused over `changes_per_second`: a runaway script, or a player who
+    /// asks the organizer why the game said "rate limited".
+    func noteChangeOverBudget(by character: String, game: String) {
+        if let count = changesOverBudget.record(now: loop.nowMilliseconds) {
+            logger.warning("\(character)'s change refused over changes_per_second (\(config.limits.changesPerSecond))",
+                           metadata: ["game": "\(game)", "since last logged": "\(count)"])
+        }
+    }
+
+    func noteRequestOverBudget(from connection: ClientConnection) {
+        if let count = requestsOverBudget.record(now: loop.nowMilliseconds) {
+            logger.warning("request refused over requests_per_second (\(config.limits.requestsPerSecond))",
+                           metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
+        }
+    }
+
+    /// `atStop`: the last report, of every count not yet said, however recent.
+    private func reportThrottledLogs(atStop: Bool = false) {
+        let now = atStop ? UInt64.max : loop.nowMilliseconds
+        if !atStop, let stuck = writerStall.newStall(now: now) {
             logger.warning("""
                 no commit has finished for \(stuck / 1000) s: the disk holding the log does not answer, or another process \
                 holds the log; players' changes wait, and nothing they were told was made is lost
@@ -354,6 +397,21 @@ public final class GameServer {
         }
         if let count = wrongAdminKeys.takeUnlogged(now: now) {
             logger.warning("more wrong admin keys", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = closedAdminSignIns.takeUnlogged(now: now) {
+            logger.warning("more admin sign-ins refused after wrong keys", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = wrongPINs.takeUnlogged(now: now) {
+            logger.warning("more wrong PINs", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = closedClaims.takeUnlogged(now: now) {
+            logger.warning("more claims refused after wrong PINs", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = changesOverBudget.takeUnlogged(now: now) {
+            logger.warning("more changes refused over changes_per_second", metadata: ["since last logged": "\(count)"])
+        }
+        if let count = requestsOverBudget.takeUnlogged(now: now) {
+            logger.warning("more requests refused over requests_per_second", metadata: ["since last logged": "\(count)"])
         }
     }
 
@@ -489,6 +547,7 @@ public final class GameServer {
             }
             graceTimer = timer
         }
+        reportThrottledLogs(atStop: true)
         logger.notice("stopped")
     }
 }

@@ -19,7 +19,8 @@ struct LogThrottle {
         return report(now: now)
     }
 
-    /// The count not yet reported, once the interval since the last report has passed.
+    /// The count not yet reported, once the interval since the last report has passed (`now`
+    /// of `.max`: at once, for the last report at a stop).
     mutating func takeUnlogged(now: UInt64) -> Int? {
         guard unlogged > 0, let last = lastLogged, now >= last + intervalMilliseconds else { return nil }
         return report(now: now)

@@ -1,0 +1,87 @@
+import Foundation
+import JSON
+import Testing
+
+/// What the server's own log tells the organizer: what it serves, guesses at PINs and admin
+/// keys, players held back by their budget; each said once per burst, and the rest of a burst
+/// said by the time the server stops.
+@Suite struct ServerLogTests {
+    @Test func aStartSaysWhatItServesAndThatItsKeyIsShort() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let (port, log) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/data", logLevel: "notice")
+        #expect(log.contains("serving main at version 1 from \(dir.path)/data/birthdayquest.sqlite on 127.0.0.1:\(port)"), "\(log)")
+        // The harness's key is 13 characters.
+        #expect(log.contains("the admin key has 13 characters, few enough to guess"), "\(log)")
+        #expect(!log.contains("the last run left its -wal"), "\(log)")
+    }
+
+    @Test func aStartAfterAKillSaysThatTheLastRunLeftItsWAL() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let killed = try BQProcess(dataDirectory: dir.path)
+        killed.signal(SIGKILL)
+        #expect(killed.waitForExit() == .signalled(SIGKILL))
+        let (_, log) = try BQProcess.logOfAStart(dataDirectory: dir.path, logLevel: "notice")
+        #expect(log.contains("the last run left its -wal (it did not stop cleanly"), "\(log)")
+    }
+
+    @Test func wrongPINsAndTheClaimsTheyCloseAreSaidAndCounted() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let file = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_CLAIMS_NEED_PIN": "1"], logFile: file)
+        let guesser = try TestClient(port: bq.port)
+        var refusals: [String] = []
+        // Five wrong PINs in a row are free; the sixth closes Sam's claims, which the rest find closed.
+        for guess in 0..<8 {
+            refusals.append(try guesser.refusal("claim", ["character": "sam", "device": "guesser", "pin": .string("73915\(guess)")]))
+        }
+        #expect(refusals == Array(repeating: "forbidden", count: 6) + ["rate_limited", "rate_limited"])
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let log = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(log.contains("wrong PIN in a claim of sam"), "\(log)")
+        #expect(log.contains("claim of sam refused: wrong PINs keep it closed for"), "\(log)")
+        // The five after the first, and the second refused claim, said at the stop.
+        #expect(log.contains("since last logged=5 [Server] more wrong PINs"), "\(log)")
+        #expect(log.contains("since last logged=1 [Server] more claims refused after wrong PINs"), "\(log)")
+        for pin in (0..<8).map({ "73915\($0)" }) { #expect(!log.contains(pin), "a guessed PIN is in the log") }
+    }
+
+    @Test func adminSignInsRefusedAfterWrongKeysAreSaid() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let file = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", logFile: file)
+        let console = try TestClient(port: bq.port)
+        let codes = try (0..<7).map { _ in try console.refusal("admin", ["key": "not the key"]) }
+        #expect(codes == Array(repeating: "unauthenticated", count: 6) + ["rate_limited"])
+        // The right key too, while the address is kept out: the organizer's own console.
+        #expect(try console.refusal("admin", ["key": .string(ServerHarness.adminKey)]) == "rate_limited")
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let log = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(log.contains("admin sign-in refused: wrong keys keep 127.0.0.1 out for"), "\(log)")
+        #expect(log.contains("since last logged=1 [Server] more admin sign-ins refused after wrong keys"), "\(log)")
+        #expect(!log.contains(ServerHarness.adminKey) && !log.contains("not the key"), "a key is in the log")
+    }
+
+    @Test func changesOverAPlayersBudgetAreSaid() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let file = dir.path + "/serve.log"
+        let bq = try BQProcess(dataDirectory: dir.path + "/data", environment: ["BQ_CHANGES_PER_SECOND": "1"], logFile: file)
+        let mia = try TestClient(port: bq.port)
+        try mia.ok("claim", ["character": "mia", "device": "phone"])
+        // The claim took the one token there was. Sent in one go, the changes are decided
+        // together, before a second can pass and refill it.
+        let ids = try (0..<20).map { _ in try mia.send("set_day", ["day": 2]) }
+        let codes = try ids.map { try mia.reply(to: $0)["error"]?["code"]?.stringValue ?? "ok" }
+        #expect(codes.contains("rate_limited"), "\(codes)")
+        bq.signal(SIGTERM)
+        #expect(bq.waitForExit() == .exited(0))
+        let log = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(log.contains("mia's change refused over changes_per_second (1)"), "\(log)")
+    }
+}
