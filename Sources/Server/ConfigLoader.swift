@@ -30,7 +30,7 @@ public enum ConfigLoader {
             guard case .string(let name) = value, !name.isEmpty else { throw ConfigError("default_game must be a non-empty string") }
             config.defaultGame = try gameName(name, of: "default_game")
         },
-        Setting(key: "games", environment: "BQ_GAMES", help: "every game this server holds (comma-separated in the environment)") { config, value throws(ConfigError) in
+        Setting(key: "games", environment: "BQ_GAMES", help: "the games this server holds besides default_game (comma-separated in the environment)") { config, value throws(ConfigError) in
             switch value {
             case .array(let items):
                 config.games = try items.map { item throws(ConfigError) in
@@ -70,7 +70,7 @@ public enum ConfigLoader {
         int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },
         int("max_queued_bytes", "BQ_MAX_QUEUED_BYTES", "outbound bytes queued per connection before patches are held", 4_096...1 << 30) { $0.limits.maxQueuedBytes = $1 },
         int("max_pending_requests", "BQ_MAX_PENDING_REQUESTS", "unanswered requests per connection before reading pauses", 1...1_000_000) { $0.limits.maxPendingRequests = $1 },
-        int("idle_timeout_seconds", "BQ_IDLE_TIMEOUT_SECONDS", "seconds in which a connection sent no bytes at all before bye idle_timeout; 0 is off", 0...10_000_000) { $0.limits.idleTimeoutSeconds = $1 },
+        int("idle_timeout_seconds", "BQ_IDLE_TIMEOUT_SECONDS", "seconds a connection may send nothing before it is closed (bye idle_timeout); 0 is off", 0...10_000_000) { $0.limits.idleTimeoutSeconds = $1 },
         int("max_json_depth", "BQ_MAX_JSON_DEPTH", "nesting depth of a request's JSON", 2...512) { $0.limits.maxJSONDepth = $1 },
         bool("claims_need_pin", "BQ_CLAIMS_NEED_PIN", "a character with a PIN is claimed only with it, even when nobody holds it") {
             $0.claimsNeedPIN = $1

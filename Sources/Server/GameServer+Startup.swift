@@ -191,9 +191,9 @@ extension GameServer {
     /// cannot be listened on (another process holds the port): a start that failed only at its
     /// end left a new data directory behind, seeded, with a fresh key. The real listener binds
     /// at the end, once there is a server to hand connections to; a process that takes the
-    /// port in between still makes the start fail there.
+    /// port in between still makes the start fail there. Port 0 too: the host may be what is
+    /// wrong (a name that does not resolve, an address the machine does not have).
     static func checkCanListen(host: String, port: Int) throws {
-        guard port != 0 else { return }  // any free port will do
         let loop = try EventLoop()
         // Runs on failure too: a listener that failed to bind is closed through the loop.
         defer {

@@ -122,7 +122,7 @@ struct AdminConnectionOptions: ParsableArguments {
             throw ExitCode(error.refusal == nil ? 2 : 1)
         }
         defer { client.close() }
-        try body(AdminContext(client: client, terminal: terminal))
+        try body(AdminContext(client: client, terminal: terminal, game: game))
     }
 }
 
@@ -193,6 +193,8 @@ extension Admin {
 struct AdminContext {
     let client: GameClient
     let terminal: Terminal
+    /// The game signed in to (nil: the server's default). The public `characters` takes its own.
+    let game: String?
     /// The version a change made, after its result: the organizer's console and one-shots match
     /// it with `log`; a player's screen has no use for it.
     var showsVersions = true

@@ -182,7 +182,7 @@ enum AdminScreens {
         let (version, view) = try context.client.fetchState()
         let reply = try context.client.request("events", ["after": .int(max(0, version - events)), "limit": .int(max(1, events))])
         var connected: [String: Int] = [:]
-        for character in try context.client.request("characters").result["characters"]?.arrayValue ?? [] {
+        for character in try context.client.characters(game: context.game) {
             if let id = character["id"]?.stringValue, let count = character["connected"]?.intValue { connected[id] = count }
         }
         return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [],

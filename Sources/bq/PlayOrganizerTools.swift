@@ -17,7 +17,7 @@ extension PlaySession {
             ? { [client] in client.view } : nil
         // `log` makes no change: the key counts as used once an operation that makes one goes ahead.
         let key = newChangeKey(sending: false)
-        var context = AdminContext(client: client, terminal: terminal, showsVersions: false)
+        var context = AdminContext(client: client, terminal: terminal, game: game, showsVersions: false)
         context.changeKey = key
         if mode == .interactive { context.offlineWait = Self.offlineWait }
         let outcome = Admin.runConsoleLine([name] + words.dropFirst(), context: context, currentView: currentView,

@@ -71,6 +71,21 @@ import Testing
         #expect(log.out.contains("day_set") || log.out.contains("set_day") || log.out.contains("day"))
     }
 
+    /// On a game other than the default, the claims and who is online are that game's: the
+    /// public `characters` goes to the default game unless it names one.
+    @Test func statusOfAnotherGameShowsWhoIsOnlineInIt() throws {
+        let server = try ServerProcess(environment: ["BQ_GAMES": "lake"])
+        defer { server.stop() }
+        let mia = try BQProcess(["play"] + server.address + ["--game", "lake", "--character", "mia"], home: try makeTemporaryDirectory())
+        defer { mia.kill() }
+        #expect(mia.output.waitFor("Type help"))
+        let status = try BQProcess.run(["admin", "--game", "lake", "status"] + server.adminFlags)
+        #expect(status.status == 0, "\(status.err)")
+        let miaLine = status.out.split(separator: "\n").first { $0.contains("mia") && $0.contains("Mia") }
+        #expect(miaLine?.contains("claimed · online") == true, "\(status.out)")
+        mia.closeInput()
+    }
+
     /// After a change with no answer the organizer looks for it among the newest events: a page
     /// that stops short says how many are newer, and --last shows the newest.
     @Test func theLogSaysWhatIsNewerAndShowsTheNewestOnRequest() throws {

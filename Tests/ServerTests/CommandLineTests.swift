@@ -483,6 +483,23 @@ import Server
         }
     }
 
+    /// A host that cannot be listened on, with any free port, is found before a game is seeded
+    /// for good (from a seed the organizer might have changed before the next try).
+    @Test func aHostThatCannotBeListenedOnLeavesNoLogAndNoKey() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // `.invalid` is reserved: no name under it resolves.
+        for host in ["203.0.113.77", "no-such-host.invalid"] {
+            let data = dir.path + "/" + host
+            let serve = try BQRun.run(["serve", "--host", host, "--port", "0", "--data", data, "--seed", Repo.seedPath],
+                                      workingDirectory: dir.path)
+            #expect(serve.ending == .exited(1), "\(serve.stderr)")
+            #expect(!serve.stderr.contains("seeded"), "\(serve.stderr)")
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: data)) ?? []
+            #expect(!files.contains("birthdayquest.sqlite") && !files.contains("admin.key"), "\(host): \(files)")
+        }
+    }
+
     /// A game's changes may all be in the WAL: a new log beside it would have SQLite drop them.
     @Test func serveRefusesAWriteAheadLogWithoutItsLog() throws {
         let running = try TempDirectory(), copy = try TempDirectory()
