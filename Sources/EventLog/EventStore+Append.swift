@@ -264,7 +264,8 @@ extension EventStore {
         } else {
             return nil
         }
-        let error = StorageError(code: SQLITE_IOERR, message: "the event log's files changed under the server, so no more changes "
+        let error = StorageError(code: SQLITE_READONLY, extendedCode: StorageError.filesMovedCode,
+                                 message: "the event log's files changed under the server, so no more changes "
             + "are taken: \(problem)")
         filesMoved = error
         return error

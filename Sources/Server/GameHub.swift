@@ -366,7 +366,9 @@ final class GameHub {
                 + "The organizer must restart the server"))
         case .failed(let error):
             server.commitFailed(game: name, error: error, outcomeUnknown: false)
-            failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, try again"), undecided: undecided)
+            // A retry helps after a full disk; after the log's files moved, only a restart does.
+            let advice = error.meansFilesMoved ? "the server takes no more changes until the organizer restarts it" : "try again"
+            failAll(ProtocolError(.unavailable, "Storage failed; nothing was committed, \(advice)"), undecided: undecided)
         case .uncertain(let error):
             // Not `unavailable`: that code promises nothing was committed, and after a crash
             // this may turn out to have been.

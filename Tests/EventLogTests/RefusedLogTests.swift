@@ -71,6 +71,7 @@ import Testing
                     return
                 }
                 #expect(error.message.contains("\(path + suffix) was deleted, moved or replaced"), "\(error)")
+                #expect(error.meansFilesMoved)
             }
         }
     }
