@@ -43,7 +43,8 @@ extension GameServer {
             // `bq admin --data DIR` reads that file: it would sign in with the wrong key.
             logger.warning("""
                 the admin key is the configured one (admin_key or BQ_ADMIN_KEY), not the one in \(config.adminKeyPath): \
-                bq admin --data signs in with that file's key, which this server refuses; give bq admin --key instead
+                bq admin --data signs in with that file's key, which this server refuses; give bq admin the key in BQ_ADMIN_KEY \
+                instead (or --key, which other users of this machine can read in the process list), or remove the file
                 """)
         }
         return key.key

@@ -70,7 +70,7 @@ struct AdminConnectionOptions: ParsableArguments {
     @Option(help: "Server port.") var port = 4747
     @Option(help: "Seconds to wait for each reply, reconnecting included (0.1 to 86400); under 3, also for the connection and the server's hello.") var timeout: Double = 30
     @Option(help: "Game name (default: the server's default game).") var game: String?
-    @Option(help: "The admin key (else BQ_ADMIN_KEY, else --data DIR/admin.key).") var key: String?
+    @Option(help: "The admin key (else BQ_ADMIN_KEY, else --data DIR/admin.key); other users of this machine can read it in the process list, as they cannot BQ_ADMIN_KEY.") var key: String?
     @Option(help: "The server's data directory, to read DIR/admin.key.") var data: String?
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
 
