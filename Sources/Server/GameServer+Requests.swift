@@ -110,7 +110,7 @@ extension GameServer {
         let now = steadyNow
         let network = connection.peerNetwork
         if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
-            if let count = closedAdminSignIns.record(now: loop.nowMilliseconds) {
+            if let count = throttled.record(.closedAdminSignIn, now: loop.nowMilliseconds) {
                 logger.warning("admin sign-in refused: wrong keys keep \(network) out for \(seconds) s more", metadata: [
                     "peer": "\(connection.peer)", "since last logged": "\(count)"])
             }
@@ -119,7 +119,7 @@ extension GameServer {
         }
         guard Secrets.constantTimeEquals(key, adminKey) else {
             if adminKeyIsGuessable { adminKeyGuard.wrongGuess(network, now: now) }
-            if let count = wrongAdminKeys.record(now: loop.nowMilliseconds) {
+            if let count = throttled.record(.wrongAdminKey, now: loop.nowMilliseconds) {
                 logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
             }
             return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
@@ -133,7 +133,7 @@ extension GameServer {
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
                        connection: ClientConnection, target: ReplyTarget) {
         if pin != nil, let seconds = hub.pinGuard.secondsToWait(character, now: steadyNow) {
-            if let count = closedClaims.record(now: loop.nowMilliseconds) {
+            if let count = throttled.record(.closedClaim, now: loop.nowMilliseconds) {
                 logger.warning("""
                     claim of \(character) refused: wrong PINs keep it closed for \(seconds) s more \
                     (the organizer's unclaim of \(character) opens it)
@@ -156,7 +156,7 @@ extension GameServer {
                        hub.pinGuard.wrongGuess(character, now: self.steadyNow)
                        // Someone else's PIN guessed at (the birthday person after the gifts?),
                        // or a player who forgot theirs: either way the organizer should know.
-                       if let count = self.wrongPINs.record(now: self.loop.nowMilliseconds) {
+                       if let count = self.throttled.record(.wrongPIN, now: self.loop.nowMilliseconds) {
                            self.logger.warning("wrong PIN in a claim of \(character): wrong PINs in a row close its claims for a while",
                                                metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)",
                                                           "since last logged": "\(count)"])

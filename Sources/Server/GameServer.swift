@@ -53,24 +53,13 @@ public final class GameServer {
     private var nextConnectionNumber = 0
     /// Commits waiting on a writer that has stopped finishing them, said in the log.
     private var writerStall = WriterStallWatch(threshold: 5_000)
-    private var acceptFailures = LogThrottle()
-    private var commitFailures = LogThrottle()
-    private var uncertainCommits = LogThrottle()
     /// Commits failed since the last one that succeeded, of each kind.
     private var outage: (failed: Int, uncertain: Int) = (0, 0)
-    private var fullServerRefusals = LogThrottle()
-    private var crowdedNetworkRefusals = LogThrottle()
     /// Open connections per peer network (`TCPConnection.peerNetwork`), loopback peers aside.
     private var connectionsPerNetwork: [String: Int] = [:]
-    var wrongAdminKeys = LogThrottle()
-    /// Admin sign-ins refused while wrong keys keep an address out (the right key's included).
-    var closedAdminSignIns = LogThrottle()
-    var wrongPINs = LogThrottle()
-    var closedClaims = LogThrottle()
-    /// Changes refused over a player's `changes_per_second`, requests over a connection's
-    /// `requests_per_second`.
-    private var changesOverBudget = LogThrottle()
-    private var requestsOverBudget = LogThrottle()
+    /// Warnings a peer or a failing disk can make happen as often as it likes, each kind said
+    /// at most once per interval with the count of the rest (`LogThrottle`).
+    var throttled = ThrottledWarnings()
     let adminKey: String
     /// Wrong admin keys per peer network (`TCPConnection.peerNetwork`), when the key is short
     /// enough to guess (a configured one may be; the generated one is 256 bits, and then nothing
@@ -266,7 +255,7 @@ public final class GameServer {
         guard !shuttingDown else { return tcp.close() }
         guard connections.count < config.limits.maxConnections else {
             let most = config.limits.maxConnections
-            if let count = fullServerRefusals.record(now: loop.nowMilliseconds) {
+            if let count = throttled.record(.serverFull, now: loop.nowMilliseconds) {
                 logger.warning("connection refused: server full (max_connections \(most))",
                                metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
             }
@@ -276,7 +265,7 @@ public final class GameServer {
         if let network {
             let most = config.limits.maxConnectionsPerAddress
             guard connectionsPerNetwork[network, default: 0] < most else {
-                if let count = crowdedNetworkRefusals.record(now: loop.nowMilliseconds) {
+                if let count = throttled.record(.crowdedNetwork, now: loop.nowMilliseconds) {
                     logger.warning("connection refused: too many from one address (max_connections_per_address \(most))",
                                    metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
                 }
@@ -309,7 +298,7 @@ public final class GameServer {
     /// A connection the kernel gave up on before it was ours (out of descriptors, say). Logged
     /// once per burst: a storm of them must not flood the log.
     private func acceptFailed(_ error: UVError) {
-        guard let count = acceptFailures.record(now: loop.nowMilliseconds) else { return }
+        guard let count = throttled.record(.acceptFailed, now: loop.nowMilliseconds) else { return }
         logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
     }
 
@@ -337,7 +326,7 @@ public final class GameServer {
     func commitFailed(game: String, error: StorageError, outcomeUnknown: Bool) {
         if outcomeUnknown { outage.uncertain += 1 } else { outage.failed += 1 }
         let now = loop.nowMilliseconds
-        guard let count = outcomeUnknown ? uncertainCommits.record(now: now) : commitFailures.record(now: now) else { return }
+        guard let count = throttled.record(outcomeUnknown ? .commitUncertain : .commitFailed, now: now) else { return }
         let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since last logged": "\(count)"]
         if outcomeUnknown {
             logger.critical("a commit failed at the disk and may reappear after a crash; check the disk", metadata: metadata)
@@ -351,21 +340,21 @@ public final class GameServer {
     private func commitsSucceedAgain() {
         logger.notice("commits succeed again", metadata: ["failed": "\(outage.failed)", "outcome unknown": "\(outage.uncertain)"])
         outage = (0, 0)
-        commitFailures.forgetUnlogged()
-        uncertainCommits.forgetUnlogged()
+        throttled.forgetUnlogged(.commitFailed)
+        throttled.forgetUnlogged(.commitUncertain)
     }
 
     /// A player's change refused over `changes_per_second`: a runaway script, or a player who
     /// asks the organizer why the game said "rate limited".
     func noteChangeOverBudget(by character: String, game: String) {
-        if let count = changesOverBudget.record(now: loop.nowMilliseconds) {
+        if let count = throttled.record(.changeOverBudget, now: loop.nowMilliseconds) {
             logger.warning("\(character)'s change refused over changes_per_second (\(config.limits.changesPerSecond))",
                            metadata: ["game": "\(game)", "since last logged": "\(count)"])
         }
     }
 
     func noteRequestOverBudget(from connection: ClientConnection) {
-        if let count = requestsOverBudget.record(now: loop.nowMilliseconds) {
+        if let count = throttled.record(.requestOverBudget, now: loop.nowMilliseconds) {
             logger.warning("request refused over requests_per_second (\(config.limits.requestsPerSecond))",
                            metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
         }
@@ -380,38 +369,8 @@ public final class GameServer {
                 holds the log; players' changes wait, and nothing they were told was made is lost
                 """, metadata: ["waiting": "\(writerStall.waiting)"])
         }
-        if let count = commitFailures.takeUnlogged(now: now) {
-            logger.error("more commits failed", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = uncertainCommits.takeUnlogged(now: now) {
-            logger.critical("more commits failed at the disk and may reappear after a crash", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = acceptFailures.takeUnlogged(now: now) {
-            logger.warning("could not accept more connections", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = crowdedNetworkRefusals.takeUnlogged(now: now) {
-            logger.warning("more connections refused: too many from one address", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = fullServerRefusals.takeUnlogged(now: now) {
-            logger.warning("more connections refused: server full", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = wrongAdminKeys.takeUnlogged(now: now) {
-            logger.warning("more wrong admin keys", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = closedAdminSignIns.takeUnlogged(now: now) {
-            logger.warning("more admin sign-ins refused after wrong keys", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = wrongPINs.takeUnlogged(now: now) {
-            logger.warning("more wrong PINs", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = closedClaims.takeUnlogged(now: now) {
-            logger.warning("more claims refused after wrong PINs", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = changesOverBudget.takeUnlogged(now: now) {
-            logger.warning("more changes refused over changes_per_second", metadata: ["since last logged": "\(count)"])
-        }
-        if let count = requestsOverBudget.takeUnlogged(now: now) {
-            logger.warning("more requests refused over requests_per_second", metadata: ["since last logged": "\(count)"])
+        for (kind, count) in throttled.takeUnlogged(now: now) {
+            logger.log(level: kind.level, kind.rest, metadata: ["since last logged": "\(count)"])
         }
     }
 

@@ -1,3 +1,5 @@
+import Logging
+
 /// Something worth a warning that a peer can make happen as often as it likes (wrong admin
 /// keys, refused connections): logged at most once per interval, with how many there were,
 /// so that it cannot flood the log. The first of a burst is logged at once; the rest are
@@ -35,5 +37,56 @@ struct LogThrottle {
         lastLogged = now
         defer { unlogged = 0 }
         return unlogged
+    }
+}
+
+/// The server's throttled warnings, each kind with the words for the rest of its burst.
+enum ThrottledWarning: CaseIterable {
+    case commitFailed, commitUncertain, acceptFailed, crowdedNetwork, serverFull
+    case wrongAdminKey, closedAdminSignIn, wrongPIN, closedClaim, changeOverBudget, requestOverBudget
+
+    var level: Logger.Level {
+        switch self {
+        case .commitFailed: .error
+        case .commitUncertain: .critical
+        default: .warning
+        }
+    }
+
+    /// What the count of the rest of a burst is said with.
+    var rest: Logger.Message {
+        switch self {
+        case .commitFailed: "more commits failed"
+        case .commitUncertain: "more commits failed at the disk and may reappear after a crash"
+        case .acceptFailed: "could not accept more connections"
+        case .crowdedNetwork: "more connections refused: too many from one address"
+        case .serverFull: "more connections refused: server full"
+        case .wrongAdminKey: "more wrong admin keys"
+        case .closedAdminSignIn: "more admin sign-ins refused after wrong keys"
+        case .wrongPIN: "more wrong PINs"
+        case .closedClaim: "more claims refused after wrong PINs"
+        case .changeOverBudget: "more changes refused over changes_per_second"
+        case .requestOverBudget: "more requests refused over requests_per_second"
+        }
+    }
+}
+
+/// One `LogThrottle` per kind of throttled warning.
+struct ThrottledWarnings {
+    private var throttles: [ThrottledWarning: LogThrottle] = [:]
+
+    mutating func record(_ kind: ThrottledWarning, now: UInt64) -> Int? {
+        throttles[kind, default: LogThrottle()].record(now: now)
+    }
+
+    mutating func forgetUnlogged(_ kind: ThrottledWarning) {
+        throttles[kind]?.forgetUnlogged()
+    }
+
+    /// Every kind's count not yet said whose interval has passed, in a fixed order.
+    mutating func takeUnlogged(now: UInt64) -> [(kind: ThrottledWarning, count: Int)] {
+        ThrottledWarning.allCases.compactMap { kind in
+            throttles[kind]?.takeUnlogged(now: now).map { (kind, $0) }
+        }
     }
 }

@@ -15,4 +15,17 @@ import Testing
         #expect(throttle.record(now: 30_002) == nil)
         #expect(throttle.record(now: 40_001) == 2, "or with the count, when the next one comes after the interval")
     }
+
+    @Test func eachKindIsThrottledOnItsOwnAndAStopTakesWhatIsLeft() {
+        var warnings = ThrottledWarnings()
+        #expect(warnings.record(.wrongPIN, now: 1_000) == 1)
+        #expect(warnings.record(.wrongAdminKey, now: 1_001) == 1, "another kind's burst is its own")
+        for moment in UInt64(1_002)..<1_005 { #expect(warnings.record(.wrongPIN, now: moment) == nil) }
+        #expect(warnings.record(.wrongAdminKey, now: 1_005) == nil)
+        #expect(warnings.takeUnlogged(now: 5_000).isEmpty, "not before the interval has passed")
+        let atStop = warnings.takeUnlogged(now: .max)
+        #expect(atStop.map(\.kind) == [.wrongAdminKey, .wrongPIN], "in the kinds' order")
+        #expect(atStop.map(\.count) == [1, 3])
+        #expect(warnings.takeUnlogged(now: .max).isEmpty, "nothing left to say")
+    }
 }
