@@ -317,7 +317,13 @@ public final class GameServer {
     }
 
     private func drainRebuilds() {
-        for finished in rebuilder.takeFinished() { hubs[finished.game]?.rebuilt(finished) }
+        for finished in rebuilder.takeFinished() {
+            if let passedOver = finished.passedOver, let count = throttled.record(.unusableSnapshot, now: loop.nowMilliseconds) {
+                logger.warning("a resume replayed from the first event: \(passedOver) (run bq verify to look for damage)",
+                               metadata: ["game": "\(finished.game)", "since last logged": "\(count)"])
+            }
+            hubs[finished.game]?.rebuilt(finished)
+        }
     }
 
     /// A commit the writer could not make. A failing disk fails every batch: logged once per

@@ -43,7 +43,7 @@ struct LogThrottle {
 /// The server's throttled warnings, each kind with the words for the rest of its burst.
 enum ThrottledWarning: CaseIterable {
     case commitFailed, commitUncertain, acceptFailed, crowdedNetwork, serverFull
-    case wrongAdminKey, closedAdminSignIn, wrongPIN, closedClaim, changeOverBudget, requestOverBudget
+    case wrongAdminKey, closedAdminSignIn, wrongPIN, closedClaim, changeOverBudget, requestOverBudget, unusableSnapshot
 
     var level: Logger.Level {
         switch self {
@@ -67,6 +67,7 @@ enum ThrottledWarning: CaseIterable {
         case .closedClaim: "more claims refused after wrong PINs"
         case .changeOverBudget: "more changes refused over changes_per_second"
         case .requestOverBudget: "more requests refused over requests_per_second"
+        case .unusableSnapshot: "more resumes replayed from the first event past a snapshot that cannot be used"
         }
     }
 }

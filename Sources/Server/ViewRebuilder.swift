@@ -20,6 +20,9 @@ final class ViewRebuilder {
         /// Whoever asked, as they said (`rebuild`).
         let requester: ObjectIdentifier
         let view: JSONValue?
+        /// The snapshot that could not be used, so the view was replayed from the first event:
+        /// said by the loop thread, throttled, since every resume past it would say it again.
+        let passedOver: UnusableSnapshot?
     }
 
     private let reader: BackgroundReader
@@ -44,8 +47,8 @@ final class ViewRebuilder {
         let (finished, logger, gate) = (self.finished, self.logger, self.gate)
         let queued = reader.perform { store in
             gate.passThrough()
-            let view = Self.view(of: game, at: version, for: viewer, from: store, logger: logger)
-            finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view))
+            let (view, passedOver) = Self.view(of: game, at: version, for: viewer, from: store, logger: logger)
+            finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view, passedOver: passedOver))
         }
         return queued ? ticket : nil
     }
@@ -63,27 +66,27 @@ final class ViewRebuilder {
 
     /// The newest snapshot at or before `version`, plus the events up to it.
     private static func view(of game: String, at version: Int, for viewer: Viewer, from store: EventStore,
-                             logger: Logger) -> JSONValue? {
+                             logger: Logger) -> (view: JSONValue?, passedOver: UnusableSnapshot?) {
+        var passedOver: UnusableSnapshot?
         do {
             var state = GameState()
             if let snapshot = try store.latestSnapshot(game: game, atOrBefore: Int64(version)) {
                 do {
                     state = try Codec.usableState(snapshot)
                 } catch {
-                    logger.warning("a snapshot cannot be used; replaying from the first event",
-                                   metadata: ["game": "\(game)", "problem": "\(error)"])
+                    passedOver = error
                 }
             }
             for stored in try store.events(game: game, after: Int64(state.version), through: Int64(version)) {
                 try Codec.applyNext(stored, to: &state)
             }
-            guard state.version == version else { return nil }
-            return Views.view(state, for: viewer)
+            guard state.version == version else { return (nil, passedOver) }
+            return (Views.view(state, for: viewer), passedOver)
         } catch {
             // A log that does not replay is damage to look at; a read that failed may pass.
             let level: Logger.Level = error is ReplayProblem ? .error : .warning
             logger.log(level: level, "cannot rebuild a past view", metadata: ["game": "\(game)", "version": "\(version)", "error": "\(error)"])
-            return nil
+            return (nil, passedOver)
         }
     }
 }
