@@ -24,16 +24,52 @@ public enum GameLoader {
         var passedOver: UnusableSnapshot?
         if let snapshot = try store.latestSnapshot(game: game) {
             do {
-                state = try Codec.usableState(snapshot)
-                snapshotVersion = state.version
-            } catch {
+                let stored = try Codec.usableState(snapshot)
+                if let disagreement = try disagreement(of: stored, game: game, store: store) {
+                    passedOver = disagreement
+                } else {
+                    state = stored
+                    snapshotVersion = stored.version
+                }
+            } catch let error as UnusableSnapshot {
                 passedOver = error
             }
         }
-        while true {
+        try replayLog(&state, game: game, from: store)
+        let oldestRemembered = Int64(max(0, state.version - idempotencyWindow))
+        return Loaded(state: state,
+                      idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
+                                                                unchangedLimit: idempotencyWindow),
+                      snapshotVersion: snapshotVersion, passedOver: passedOver)
+    }
+
+    /// Why the newest snapshot, readable, cannot be trusted: it and the snapshot before it
+    /// disagree over the events between them, so one of the two was damaged or edited by hand
+    /// (or written by a bug), and start-up would serve it without a word. Nil when they agree,
+    /// and when there is no usable earlier snapshot to check against but one made long ago.
+    /// Costs a replay of at most `snapshot_every` events.
+    static func disagreement(of snapshot: GameState, game: String, store: EventStore) throws -> UnusableSnapshot? {
+        var state = GameState()
+        if let earlier = try store.latestSnapshot(game: game, atOrBefore: Int64(snapshot.version - 1)) {
+            // One that cannot be used would leave only the first event to check against, which
+            // could cost the whole log at every start.
+            guard let usable = try? Codec.usableState(earlier) else { return nil }
+            state = usable
+        }
+        let base = state.version == 0 ? "the events before it" : "the one at version \(state.version) and the events between them"
+        try replayLog(&state, game: game, from: store, through: snapshot.version)
+        guard state != snapshot else { return nil }
+        return UnusableSnapshot(version: Int64(snapshot.version), reason: "disagrees with \(base)"
+            + LogVerifier.differences(snapshot: snapshot, replayed: state))
+    }
+
+    /// Applies `game`'s events after `state` to it, up to `last`, in batches.
+    static func replayLog(_ state: inout GameState, game: String, from store: EventStore, through last: Int = .max) throws {
+        while state.version < last {
             let batch = try store.events(game: game, after: Int64(state.version), limit: 10_000)
-            if batch.isEmpty { break }
+            if batch.isEmpty { return }
             for stored in batch {
+                guard stored.version <= Int64(last) else { return }
                 do {
                     try Codec.applyNext(stored, to: &state)
                 } catch {
@@ -41,11 +77,6 @@ public enum GameLoader {
                 }
             }
         }
-        let oldestRemembered = Int64(max(0, state.version - idempotencyWindow))
-        return Loaded(state: state,
-                      idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
-                                                                unchangedLimit: idempotencyWindow),
-                      snapshotVersion: snapshotVersion, passedOver: passedOver)
     }
 
     /// Reads and validates a seed file; the error names the file, the field and the problem.
