@@ -145,6 +145,7 @@ extension GameClient {
             switch message["push"]?.stringValue {
             case "hello":
                 state.idleTimeout = message["idle_timeout"]?.intValue.flatMap { $0 > 0 ? TimeInterval($0) : nil }
+                state.defaultGame = message["game"]?.stringValue
                 events.append(.hello(server: message["server"]?.stringValue ?? "",
                                      game: message["game"]?.stringValue ?? "",
                                      version: message["version"]?.intValue ?? 0))

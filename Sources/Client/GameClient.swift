@@ -105,6 +105,9 @@ public final class GameClient: Sendable {
     /// Whether a signed-in connection is up right now.
     public var isConnected: Bool { state.withLock { $0.ready } }
 
+    /// The server's default game, as its `hello` named it; nil before the first.
+    public var serverDefaultGame: String? { state.withLock { $0.defaultGame } }
+
     /// The mutations whose wait ended `unconfirmed` and that are still kept to be re-sent,
     /// oldest first: closing the client gives them up.
     public var keptMutations: [(op: String, args: [String: JSONValue])] {
@@ -268,6 +271,8 @@ struct ClientState: Sendable {
     var reconnects = 0
     /// The server's idle timeout, from its `hello`; nil when it has none.
     var idleTimeout: TimeInterval?
+    /// The game the server's last `hello` named: its default game.
+    var defaultGame: String?
     /// When a line was last sent (`bootTimeNanoseconds`, which a stepped wall clock does not
     /// move), for the idle ping.
     var lastSentAt = bootTimeNanoseconds()

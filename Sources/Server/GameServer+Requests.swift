@@ -40,7 +40,7 @@ extension GameServer {
                 if let character = hub.durable.character(forTokenHash: hash) {
                     connection.signIn(.character(character.id, tokenHash: hash), hub: hub)
                     return target.ok(request.id, version: hub.durable.version, result: .object([
-                        "character": .string(character.id), "role": .string(character.role.rawValue)]))
+                        "character": .string(character.id), "role": .string(character.role.rawValue), "game": .string(hub.name)]))
                 }
             }
             target.error(request.id, ProtocolError(.unauthenticated, "Unknown or revoked token: claim the character again"))
@@ -99,9 +99,10 @@ extension GameServer {
 
     private func whoami(_ identity: Identity, hub: GameHub) -> JSONValue {
         switch identity {
-        case .admin: return .object(["character": .null, "role": .string("admin")])
+        case .admin: return .object(["character": .null, "role": .string("admin"), "game": .string(hub.name)])
         case .character(let id, _):
-            return .object(["character": .string(id), "role": hub.durable.characters[id].map { .string($0.role.rawValue) } ?? .null])
+            return .object(["character": .string(id), "role": hub.durable.characters[id].map { .string($0.role.rawValue) } ?? .null,
+                            "game": .string(hub.name)])
         }
     }
 
@@ -127,7 +128,7 @@ extension GameServer {
         if adminKeyIsGuessable { adminKeyGuard.rightGuess(network) }
         guard let hub = hub(named: game) else { return target.error(request.id, noSuchGame(game)) }
         connection.signIn(.admin, hub: hub)
-        target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin")]))
+        target.ok(request.id, version: hub.durable.version, result: .object(["role": .string("admin"), "game": .string(hub.name)]))
     }
 
     private func claim(character: String, device: String, pin: String?, hub: GameHub, request: Request,
@@ -164,7 +165,8 @@ extension GameServer {
                    },
                    result: { state in
                        .object(["token": .string(token), "character": .string(character),
-                                "role": state.characters[character].map { .string($0.role.rawValue) } ?? .null])
+                                "role": state.characters[character].map { .string($0.role.rawValue) } ?? .null,
+                                "game": .string(hub.name)])
                    })
     }
 

@@ -30,12 +30,22 @@ struct PlayDeviceFile {
     /// new address from the router) is held by the device saved there.
     static func others(besides path: String, game: String?) -> [String] {
         let directory = (path as NSString).deletingLastPathComponent
-        let suffix = "-\(game ?? "default").json"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasPrefix("play-") && $0.hasSuffix(suffix) }
+        return names.filter { gameOfFile(named: $0) == game ?? "default" }
             .map { (directory as NSString).appendingPathComponent($0) }
             .filter { $0 != path }
             .sorted()
+    }
+
+    /// The game of a default device file's name, `play-HOST-PORT-GAME.json`: the host has no
+    /// `-` (`defaultPath` spells it so) and the port is digits, so the game is all after them.
+    /// (A suffix would not do: `-lake.json` ends `play-...-big-lake.json` too.)
+    static func gameOfFile(named name: String) -> String? {
+        guard name.hasPrefix("play-"), name.hasSuffix(".json") else { return nil }
+        let parts = name.dropFirst("play-".count).dropLast(".json".count).split(separator: "-", maxSplits: 2,
+                                                                                omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[1].isEmpty, parts[1].allSatisfy(\.isNumber) else { return nil }
+        return String(parts[2])
     }
 
     /// Reads the file, or starts a new one with a fresh device id (saved at once). A file that

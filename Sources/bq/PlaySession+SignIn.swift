@@ -41,6 +41,13 @@ extension PlaySession {
     private func resume(token: String) -> SignIn? {
         do {
             let reply = try client.auth(token: token)
+            // A token signs into the game it was claimed in, whatever this run asked for: a
+            // device file named for one game and used for another would play in the first.
+            if let landed = reply.result["game"]?.stringValue, let wanted = game ?? client.serverDefaultGame, landed != wanted {
+                refused("\(file.path) holds a session in game \(landed), not \(wanted): name another file with --device-file "
+                    + "(bq play keeps one per server and game unless told otherwise)")
+                return .refused
+            }
             // A greeting for a person; a script's output is its commands' results.
             if mode == .interactive { say([style.dim("Welcome back, \(greetingName(reply.result["character"]?.stringValue).terminalSafe).")]) }
             resumed = true

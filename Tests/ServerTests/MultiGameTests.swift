@@ -20,10 +20,11 @@ import Testing
 
         let g2Admin = try server.connect()
         g2Admin.label = "g2 admin"
-        try g2Admin.signInAsAdmin(game: "g2")
+        #expect(try g2Admin.signInAsAdmin(game: "g2")["result"]?["game"] == "g2")
         try g2Admin.subscribe()
         let g2Start = g2Admin.mirrorVersion
-        #expect(try g2Admin.ok("whoami")["result"] == ["character": nil, "role": "admin"])
+        // Every sign-in says the game it signed into: a client need not trust its own memory.
+        #expect(try g2Admin.ok("whoami")["result"] == ["character": nil, "role": "admin", "game": "g2"])
 
         // Characters and claims are per game.
         let lobby = try server.connect()
@@ -38,7 +39,8 @@ import Testing
         let claim = try g2Mia.ok("claim", ["character": "mia", "device": "phone", "game": "g2"])
         #expect(claim.versionNumber == g2Start + 1)
         let token = try #require(claim["result"]?["token"])
-        #expect(try g2Mia.ok("whoami")["result"] == ["character": "mia", "role": "birthday"])
+        #expect(claim["result"]?["game"] == "g2")
+        #expect(try g2Mia.ok("whoami")["result"] == ["character": "mia", "role": "birthday", "game": "g2"])
         try g2Mia.subscribe()
 
         let claimedIn: (String?) throws -> Bool? = { game in
@@ -52,7 +54,7 @@ import Testing
 
         // The g2 token signs a new connection into g2.
         let resumed = try server.connect()
-        #expect(try resumed.ok("auth", ["token": token])["result"] == ["character": "mia", "role": "birthday"])
+        #expect(try resumed.ok("auth", ["token": token])["result"] == ["character": "mia", "role": "birthday", "game": "g2"])
         #expect(try resumed.currentVersion() == g2Start + 1)
 
         // A commit in g2 moves only g2's version and reaches only g2's subscribers.

@@ -249,9 +249,9 @@ import Testing
     @Test func setDayWhoamiAndUnsubscribe() throws {
         let cast = try Cast()
         defer { cast.close() }
-        #expect(try cast.admin.ok("whoami")["result"] == ["character": nil, "role": "admin"])
-        #expect(try cast.sam.ok("whoami")["result"] == ["character": "sam", "role": "organizer"])
-        #expect(try cast.priya.ok("whoami")["result"] == ["character": "priya", "role": "friend"])
+        #expect(try cast.admin.ok("whoami")["result"] == ["character": nil, "role": "admin", "game": "main"])
+        #expect(try cast.sam.ok("whoami")["result"] == ["character": "sam", "role": "organizer", "game": "main"])
+        #expect(try cast.priya.ok("whoami")["result"] == ["character": "priya", "role": "friend", "game": "main"])
         #expect(try cast.server.connect().refusal("whoami") == "unauthenticated")
         #expect(try cast.state()["me"] == ["character": nil, "role": "admin"])
 
