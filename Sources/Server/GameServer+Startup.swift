@@ -83,7 +83,19 @@ extension GameServer {
                           playedBefore: Bool = false, logger: Logger) throws -> [String: GameLoader.Loaded] {
         var loaded: [String: GameLoader.Loaded] = [:]
         var played: [String] = []
-        for game in Set(config.games + [config.defaultGame]) {
+        var seededNow: [String] = []
+        let served = Set(config.games + [config.defaultGame])
+        let unserved = try store.games().filter { !served.contains($0) }
+        if !unserved.isEmpty {
+            // A game dropped from `games`, or misspelt there: its players' tokens would be
+            // "unknown" with no word of why.
+            logger.warning("""
+                the log holds \(unserved.count == 1 ? "a game" : "games") this server does not serve: \
+                \(unserved.joined(separator: ", ")) (kept, as every event is; name \(unserved.count == 1 ? "it" : "them") in games, \
+                or BQ_GAMES, to serve \(unserved.count == 1 ? "it" : "them") again)
+                """)
+        }
+        for game in served {
             let found = try GameLoader.load(game: game, from: store, idempotencyWindow: config.idempotencyWindow)
             if let passedOver = found.passedOver {
                 logger.warning("""
@@ -98,10 +110,13 @@ extension GameServer {
             } catch ServerError.startup(let message) {
                 throw ServerError.startup(message + fullDiskHint(config.dataDirectory))
             }
-            if seeded.version != found.state.version { logger.notice("seeded game \(game) from \(seed.source)") }
+            if seeded.version != found.state.version {
+                logger.notice("seeded game \(game) from \(seed.source)")
+                seededNow.append(game)
+            }
             loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
         }
-        warnIfSeedUnused(seed, games: played.sorted(), loaded: loaded, logger: logger)
+        warnIfSeedUnused(seed, games: played.sorted(), seededNow: seededNow.sorted(), loaded: loaded, logger: logger)
         if playedBefore, played.isEmpty {
             // The main file is there but holds no game: its changes lived in a WAL that is gone
             // (deleted, or a copy of the main file alone), or the first launch never finished.
@@ -117,7 +132,9 @@ extension GameServer {
     /// A seed applies only to a game with no events. An organizer who edits the seed, or names
     /// another one, for a data directory that already holds the game would otherwise play the
     /// old game without a word. (The built-in seed, used when none is named, is not checked.)
-    private static func warnIfSeedUnused(_ seed: GameLoader.Seed, games played: [String],
+    /// `seededNow`: the games this start seeded from it (a game added to `games`): the seed is
+    /// used then, and the others keep what they were seeded from.
+    private static func warnIfSeedUnused(_ seed: GameLoader.Seed, games played: [String], seededNow: [String],
                                          loaded: [String: GameLoader.Loaded], logger: Logger) {
         guard !played.isEmpty, !seed.isBuiltIn else { return }
         let hash: String
@@ -129,6 +146,12 @@ extension GameServer {
         }
         let others = played.filter { loaded[$0]?.state.seedHash != hash }
         guard !others.isEmpty else { return }
+        guard seededNow.isEmpty else {
+            return logger.notice("""
+                the seed \(seed.source) seeded only \(seededNow.joined(separator: ", ")), which had no events: \
+                \(others.joined(separator: ", ")) \(others.count == 1 ? "keeps what it was" : "keep what they were") seeded from
+                """)
+        }
         logger.warning("""
             the seed \(seed.source) is not used: \(others.joined(separator: ", ")) already \(others.count == 1 ? "has" : "have") \
             events, seeded from other content. A seed applies only to a game with no events; to play this one, \

@@ -50,7 +50,15 @@ struct LogCommand: ParsableCommand {
                 printed += 1
             }
         }
-        if printed == 0 && !json { print("game \(name): no events") }
+        let others = try store.games().filter { $0 != name }
+        if printed == 0 && !json {
+            print("game \(name): no events" + (others.isEmpty ? "" : " (this log holds \(others.joined(separator: ", ")))"))
+        }
+        // The default game is one of several: said where a person looks, out of the way of a script.
+        if game == nil, !others.isEmpty {
+            let note = "bq log: this log also holds \(others.joined(separator: ", ")) (bq log --game NAME)\n"
+            try? FileHandle.standardError.write(contentsOf: Data(note.utf8))
+        }
     }
 
     /// The payload's scalar fields, short, so a person can scan the log.

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// The `games` setting changed between starts: a game left out keeps its events and is said to
+/// be unserved; a game added is seeded, and the seed is said to be used for it alone.
+@Suite struct GamesListTests {
+    @Test func aGameLeftOutOfTheListIsSaidAndKept() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let data = dir.path + "/data"
+        _ = try BQProcess.logOfAStart(dataDirectory: data, environment: ["BQ_GAMES": "lake"])
+        // Misspelt on the next start.
+        let (_, log) = try BQProcess.logOfAStart(dataDirectory: data, environment: ["BQ_GAMES": "lkae"])
+        #expect(log.contains("the log holds a game this server does not serve: lake (kept"), "\(log)")
+
+        let read = try BQRun.run(["log", "--data", data], workingDirectory: dir.path)
+        #expect(read.ending == .exited(0))
+        #expect(read.stderr.contains("bq log: this log also holds lake, lkae (bq log --game NAME)"), "\(read.stderr)")
+        let typo = try BQRun.run(["log", "--data", data, "--game", "lak"], workingDirectory: dir.path)
+        #expect(typo.stdout.contains("game lak: no events (this log holds lake, lkae, main)"), "\(typo.stdout)")
+        let lake = try BQRun.run(["log", "--data", data, "--game", "lake"], workingDirectory: dir.path)
+        #expect(lake.stdout.contains("game_seeded"), "\(lake.stdout)")
+        #expect(!lake.stderr.contains("also holds"), "\(lake.stderr)")
+    }
+
+    @Test func aSeedThatSeedsOnlyAnAddedGameIsSaidSo() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let data = dir.path + "/data"
+        _ = try BQProcess.logOfAStart(dataDirectory: data)
+        let other = dir.path + "/other-seed.json"
+        let text = try String(contentsOfFile: Repo.seedPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"title\": \"", with: "\"title\": \"Another ").write(toFile: other, atomically: true, encoding: .utf8)
+        let (_, log) = try BQProcess.logOfAStart(dataDirectory: data, environment: ["BQ_GAMES": "lake"], logLevel: "notice",
+                                                 seedPath: other)
+        #expect(log.contains("seeded game lake from \(other)"), "\(log)")
+        #expect(log.contains("the seed \(other) seeded only lake, which had no events: main keeps what it was seeded from"), "\(log)")
+        #expect(!log.contains("is not used"), "\(log)")
+    }
+}
