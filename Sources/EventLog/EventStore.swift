@@ -43,7 +43,9 @@ public final class EventStore {
     public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
         self.options = options
         self.path = path
-        connection = try options.readOnly ? SQLiteConnection.openToRead(path) : SQLiteConnection(path: path, readOnly: false)
+        connection = try options.readOnly
+            ? SQLiteConnection.openToRead(path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+            : SQLiteConnection(path: path, readOnly: false)
         do {
             try configure()
         } catch {
@@ -52,6 +54,12 @@ public final class EventStore {
             throw error
         }
         connection.checkpointOnClose(true)
+    }
+
+    /// Whether the log at `path` has a WAL beside it that holds commits (not yet copied into the
+    /// main file: a server that did not stop cleanly, or one running now).
+    public static func walHoldsCommits(logPath path: String) -> Bool {
+        SQLiteConnection.fileHoldsBytes(path + "-wal")
     }
 
     /// How long a statement waits for another connection's lock before it fails with

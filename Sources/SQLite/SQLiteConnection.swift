@@ -61,11 +61,14 @@ package final class SQLiteConnection {
 
     /// A read-only connection, also where this process may not write the file's directory (a
     /// backup on read-only media, a server's directory read by another user). SQLite reads a
-    /// WAL-mode file through its `-shm` index, which it cannot create there; a file with no WAL
-    /// beside it is whole, and is read as immutable. One whose WAL holds commits cannot be read
-    /// without that index: refused, saying what to do.
-    package static func openToRead(_ path: String) throws(SQLiteError) -> SQLiteConnection {
+    /// WAL-mode file through its `-shm` index, which it cannot create there. A file with neither
+    /// a WAL nor an index beside it is whole and open to no one (a writer keeps both while it
+    /// has the file open), and is read as immutable; any other is refused, saying what to do.
+    /// `busyTimeoutMilliseconds`: how long the first read waits for a writer's lock (a server
+    /// stopping, or recovering its WAL after a crash).
+    package static func openToRead(_ path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path, readOnly: true)
+        connection.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
         do {
             // The first read of the file: in WAL mode it needs the -shm.
             _ = try connection.integer("PRAGMA schema_version")
@@ -75,14 +78,24 @@ package final class SQLiteConnection {
             // The file opened, so its -shm is what failed: it could not be made (read-only
             // directory), or it and the -wal cannot be read by this user.
             guard error.code == SQLITE_READONLY || error.code == SQLITE_CANTOPEN else { throw error }
-            var wal = stat()
-            if stat(path + "-wal", &wal) == 0, wal.st_size > 0 {
-                throw SQLiteError(code: error.code, extendedCode: error.extendedCode, message: "\(path)-wal holds changes that "
-                    + "SQLite reads only through its index (-shm), which this user can neither read nor create: run this as "
-                    + "the user that writes the log, or copy the whole directory somewhere you may write", sql: error.sql)
+            guard !fileHoldsBytes(path + "-wal"), !fileExists(path + "-shm") else {
+                throw SQLiteError(code: error.code, extendedCode: error.extendedCode, message: "\(path) is read through its "
+                    + "-wal and -shm files, which this user can neither read nor create: run this as the user that writes "
+                    + "the log, or copy the whole directory somewhere you may write", sql: error.sql)
             }
             return try SQLiteConnection(path: path, readOnly: true, immutable: true)
         }
+    }
+
+    /// Whether a file is at `path` and holds at least one byte (a WAL that holds commits).
+    package static func fileHoldsBytes(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_size > 0
+    }
+
+    private static func fileExists(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0
     }
 
     /// `path` as a URI with `immutable=1`. The three characters a URI gives a meaning to are

@@ -157,7 +157,9 @@ extension GameServer {
                        hub.pinGuard.wrongGuess(character, now: self.steadyNow)
                        // Someone else's PIN guessed at (the birthday person after the gifts?),
                        // or a player who forgot theirs: either way the organizer should know.
-                       if let count = self.throttled.record(.wrongPIN, now: self.loop.nowMilliseconds) {
+                       // (`forbidden` also answers a PIN for a character that has none.)
+                       if hub.durable.characters[character]?.pin != nil,
+                          let count = self.throttled.record(.wrongPIN, now: self.loop.nowMilliseconds) {
                            self.logger.warning("wrong PIN in a claim of \(character): wrong PINs in a row close its claims for a while",
                                                metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)",
                                                           "since last logged": "\(count)"])

@@ -64,8 +64,7 @@ extension GameServer {
     static func damagedLogHint(_ error: any Error, databasePath: String) -> String {
         guard let storage = error as? StorageError, storage.meansDamagedFile else { return "" }
         let advice = ". Nothing was changed; copy the whole data directory before trying anything. "
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal"))?[.size] as? Int, size > 0
-        else {
+        guard EventStore.walHoldsCommits(logPath: databasePath) else {
             return advice + "The file is damaged, or is not an event log: put the log back from a backup (bq backup makes "
                 + "one), or move the file aside to start a new game"
         }
@@ -250,8 +249,7 @@ extension GameServer {
         // SQLite copies commits from the WAL into the log file only from time to time (past
         // thousands of pages, or at a clean shutdown): a weekend's whole game may live in the
         // WAL alone. A new, empty log beside it would make SQLite throw it away.
-        if !FileManager.default.fileExists(atPath: path),
-           let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 {
+        if !FileManager.default.fileExists(atPath: path), EventStore.walHoldsCommits(logPath: path) {
             throw ServerError.startup("The event log \(path) is missing, but its write-ahead log \(wal) is there "
                 + "and may hold every change of the game. Put the log file back beside it; to start a new game "
                 + "instead, move \(wal) away first. Nothing was changed")

@@ -100,7 +100,7 @@ public final class GameServer {
         try Self.checkCanListen(host: config.host, port: config.port)
         Self.warnAboutSynchronous(config.synchronous, logger: logger)
         let keyFromAnEarlierLaunch = FileManager.default.fileExists(atPath: config.adminKeyPath)
-        let walLeftBehind = ((try? FileManager.default.attributesOfItem(atPath: config.databasePath + "-wal"))?[.size] as? Int ?? 0) > 0
+        let walLeftBehind = EventStore.walHoldsCommits(logPath: config.databasePath)
         let logIsNew = try Self.makeLogFile(config, logger: logger)
         let store = try Self.openLog(config)
         // After the log opens, so that a refused log leaves no new key behind: a key file is
@@ -368,14 +368,14 @@ public final class GameServer {
 
     /// `atStop`: the last report, of every count not yet said, however recent.
     private func reportThrottledLogs(atStop: Bool = false) {
-        let now = atStop ? UInt64.max : loop.nowMilliseconds
+        let now = loop.nowMilliseconds
         if !atStop, let stuck = writerStall.newStall(now: now) {
             logger.warning("""
                 no commit has finished for \(stuck / 1000) s: the disk holding the log does not answer, or another process \
                 holds the log; players' changes wait, and nothing they were told was made is lost
                 """, metadata: ["waiting": "\(writerStall.waiting)"])
         }
-        for (kind, count) in throttled.takeUnlogged(now: now) {
+        for (kind, count) in throttled.takeUnlogged(now: atStop ? nil : now) {
             logger.log(level: kind.level, kind.rest, metadata: ["since last logged": "\(count)"])
         }
     }

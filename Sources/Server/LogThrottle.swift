@@ -21,11 +21,17 @@ struct LogThrottle {
         return report(now: now)
     }
 
-    /// The count not yet reported, once the interval since the last report has passed (`now`
-    /// of `.max`: at once, for the last report at a stop).
+    /// The count not yet reported, once the interval since the last report has passed.
     mutating func takeUnlogged(now: UInt64) -> Int? {
         guard unlogged > 0, let last = lastLogged, now >= last + intervalMilliseconds else { return nil }
         return report(now: now)
+    }
+
+    /// The count not yet reported, however recent the last report: the last one, at a stop.
+    mutating func takeAll() -> Int? {
+        guard unlogged > 0 else { return nil }
+        defer { unlogged = 0 }
+        return unlogged
     }
 
     /// Drops the count not yet reported (a later message accounts for it).
@@ -84,10 +90,12 @@ struct ThrottledWarnings {
         throttles[kind]?.forgetUnlogged()
     }
 
-    /// Every kind's count not yet said whose interval has passed, in a fixed order.
-    mutating func takeUnlogged(now: UInt64) -> [(kind: ThrottledWarning, count: Int)] {
+    /// Every kind's count not yet said whose interval has passed (nil `now`: every count, for
+    /// the last report at a stop), in a fixed order.
+    mutating func takeUnlogged(now: UInt64?) -> [(kind: ThrottledWarning, count: Int)] {
         ThrottledWarning.allCases.compactMap { kind in
-            throttles[kind]?.takeUnlogged(now: now).map { (kind, $0) }
+            let count = now.map { throttles[kind]?.takeUnlogged(now: $0) } ?? throttles[kind]?.takeAll()
+            return count.map { (kind, $0) }
         }
     }
 }
