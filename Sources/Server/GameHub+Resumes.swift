@@ -75,7 +75,8 @@ extension GameHub {
 
     private func startRebuild(_ resume: PendingResume) {
         let requester = ObjectIdentifier(resume.connection)
-        guard let ticket = server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer, requester: requester) else {
+        guard let ticket = server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer,
+                                                           avoiding: distrustedSnapshots, requester: requester) else {
             // The rebuilder has stopped (shutdown): a snapshot needs no past.
             return answer(resume.connection, since: resume.since, past: nil, id: resume.id, target: resume.target)
         }

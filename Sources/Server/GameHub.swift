@@ -41,6 +41,9 @@ final class GameHub {
     /// answers as not committed cannot commit behind the failure.
     private var epoch: UInt64 = 0
     private var lastSnapshotVersion: Int
+    /// Snapshots start-up found to disagree with the events (`GameLoader.checked`): resumes
+    /// rebuild past them.
+    let distrustedSnapshots: Set<Int>
     unowned let server: GameServer
     /// Commits whose patches and replies go out at the end of this loop turn.
     private var committedThisTurn: [PendingCommand] = []
@@ -48,8 +51,10 @@ final class GameHub {
     private var versionBeforeTurn = 0
     private var touchedThisTurn = Touched()
 
-    init(name: String, state: GameState, idempotency records: [IdempotencyRecord], lastSnapshotVersion: Int, server: GameServer) {
+    init(name: String, state: GameState, idempotency records: [IdempotencyRecord], lastSnapshotVersion: Int,
+         distrustedSnapshots: Set<Int> = [], server: GameServer) {
         self.name = name
+        self.distrustedSnapshots = distrustedSnapshots
         self.durable = state
         self.speculative = state
         self.lastSnapshotVersion = lastSnapshotVersion

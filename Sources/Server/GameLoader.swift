@@ -16,21 +16,25 @@ public enum GameLoader {
         /// The newest snapshot, when it could not be used and the game was replayed from its
         /// first event instead.
         var passedOver: UnusableSnapshot? = nil
+        /// Snapshots that read well but disagree with the events (damaged, or edited by hand):
+        /// passed over by start-up and by resumes alike.
+        var distrusted: [UnusableSnapshot] = []
+        /// Why the newest snapshot could not be checked (an event before it cannot be read): it
+        /// is served as it is, as before the check.
+        var unchecked: String? = nil
     }
 
     static func load(game: String, from store: EventStore, idempotencyWindow: Int) throws -> Loaded {
         var state = GameState()
         var snapshotVersion = 0
         var passedOver: UnusableSnapshot?
+        var check = SnapshotCheck(state: state)
         if let snapshot = try store.latestSnapshot(game: game) {
             do {
-                let stored = try Codec.usableState(snapshot)
-                if let disagreement = try disagreement(of: stored, game: game, store: store) {
-                    passedOver = disagreement
-                } else {
-                    state = stored
-                    snapshotVersion = stored.version
-                }
+                let newest = try Codec.usableState(snapshot)
+                check = try checked(newest, game: game, store: store)
+                state = check.state
+                if !check.distrusted.contains(where: { $0.version == snapshot.version }) { snapshotVersion = newest.version }
             } catch let error as UnusableSnapshot {
                 passedOver = error
             }
@@ -40,27 +44,48 @@ public enum GameLoader {
         return Loaded(state: state,
                       idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
                                                                 unchangedLimit: idempotencyWindow),
-                      snapshotVersion: snapshotVersion, passedOver: passedOver)
+                      snapshotVersion: snapshotVersion, passedOver: passedOver, distrusted: check.distrusted,
+                      unchecked: check.unchecked)
     }
 
-    /// Why the newest snapshot, readable, cannot be trusted: it and the snapshot before it
-    /// disagree over the events between them, so one of the two was damaged or edited by hand
-    /// (or written by a bug), and start-up would serve it without a word. Nil when they agree,
-    /// and when there is no usable earlier snapshot to check against but one made long ago.
-    /// Costs a replay of at most `snapshot_every` events.
-    static func disagreement(of snapshot: GameState, game: String, store: EventStore) throws -> UnusableSnapshot? {
+    /// The state at the newest snapshot's version that start-up may trust.
+    struct SnapshotCheck {
+        var state: GameState
+        var distrusted: [UnusableSnapshot] = []
+        var unchecked: String?
+    }
+
+    /// Checks the newest snapshot against the one before it and the events between them (at
+    /// most `snapshot_every`). Agreeing, both stand. Disagreeing, one of them was damaged or
+    /// edited by hand (or written by a bug), which start-up would otherwise serve without a word,
+    /// and copy into every later snapshot: the log from its first event says which, and its
+    /// state is the one served. Not checked when the snapshot before cannot be used (only the
+    /// whole log could tell then, at every start), nor when an event before the newest cannot
+    /// be read (the start-up before the check served such a log; `bq verify` finds it).
+    static func checked(_ newest: GameState, game: String, store: EventStore) throws -> SnapshotCheck {
         var state = GameState()
-        if let earlier = try store.latestSnapshot(game: game, atOrBefore: Int64(snapshot.version - 1)) {
-            // One that cannot be used would leave only the first event to check against, which
-            // could cost the whole log at every start.
-            guard let usable = try? Codec.usableState(earlier) else { return nil }
+        var earlier: GameState?
+        if let row = try store.latestSnapshot(game: game, atOrBefore: Int64(newest.version - 1)) {
+            guard let usable = try? Codec.usableState(row) else { return SnapshotCheck(state: newest) }
+            earlier = usable
             state = usable
         }
-        let base = state.version == 0 ? "the events before it" : "the one at version \(state.version) and the events between them"
-        try replayLog(&state, game: game, from: store, through: snapshot.version)
-        guard state != snapshot else { return nil }
-        return UnusableSnapshot(version: Int64(snapshot.version), reason: "disagrees with \(base)"
-            + LogVerifier.differences(snapshot: snapshot, replayed: state))
+        do {
+            try replayLog(&state, game: game, from: store, through: newest.version)
+            if state == newest { return SnapshotCheck(state: newest) }
+            var truth = GameState()
+            var distrusted: [UnusableSnapshot] = []
+            for snapshot in [earlier, newest].compactMap({ $0 }) {
+                try replayLog(&truth, game: game, from: store, through: snapshot.version)
+                if truth != snapshot {
+                    distrusted.append(UnusableSnapshot(version: Int64(snapshot.version), reason: "differs from its events, "
+                        + "replayed from the first" + LogVerifier.differences(snapshot: snapshot, replayed: truth)))
+                }
+            }
+            return SnapshotCheck(state: truth, distrusted: distrusted)
+        } catch {
+            return SnapshotCheck(state: newest, unchecked: "\(error)")
+        }
     }
 
     /// Applies `game`'s events after `state` to it, up to `last`, in batches.

@@ -102,6 +102,15 @@ extension GameServer {
                     (its next change writes a new snapshot; run `bq verify` to look for damage)
                     """)
             }
+            for snapshot in found.distrusted {
+                logger.warning("""
+                    game \(game): \(snapshot): it was damaged or edited, and is passed over by start-up and resumes \
+                    (run `bq verify` to look for more)
+                    """)
+            }
+            if let unchecked = found.unchecked {
+                logger.warning("game \(game): the newest snapshot is served unchecked: \(unchecked) (run `bq verify`)")
+            }
             if found.state.version > 0 { played.append(game) }
             let seeded: GameState
             do {
@@ -113,7 +122,8 @@ extension GameServer {
                 logger.notice("seeded game \(game) from \(seed.source)")
                 seededNow.append(game)
             }
-            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion)
+            loaded[game] = GameLoader.Loaded(state: seeded, idempotency: found.idempotency, snapshotVersion: found.snapshotVersion,
+                                             distrusted: found.distrusted)
         }
         warnIfSeedUnused(seed, games: played.sorted(), seededNow: seededNow.sorted(), loaded: loaded, logger: logger)
         if playedBefore, played.isEmpty {

@@ -145,7 +145,8 @@ public final class GameServer {
         loop = try EventLoop()
         for (game, state) in loaded {
             hubs[game] = GameHub(name: game, state: state.state, idempotency: state.idempotency,
-                                 lastSnapshotVersion: state.snapshotVersion, server: self)
+                                 lastSnapshotVersion: state.snapshotVersion,
+                                 distrustedSnapshots: Set(state.distrusted.map { Int($0.version) }), server: self)
         }
         do {
             try startLoopHandles()

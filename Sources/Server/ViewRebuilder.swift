@@ -41,13 +41,15 @@ final class ViewRebuilder {
 
     /// Queues the rebuild of `viewer`'s view of `game` at `version`; the returned ticket comes
     /// back with it, and `requester`. Nil once stopped: nothing will come back.
-    func rebuild(game: String, at version: Int, for viewer: Viewer, requester: ObjectIdentifier) -> Int? {
+    /// `avoiding`: versions of snapshots not to start from (start-up found them damaged).
+    func rebuild(game: String, at version: Int, for viewer: Viewer, avoiding distrusted: Set<Int> = [],
+                 requester: ObjectIdentifier) -> Int? {
         nextTicket += 1
         let ticket = nextTicket
         let (finished, logger, gate) = (self.finished, self.logger, self.gate)
         let queued = reader.perform { store in
             gate.passThrough()
-            let (view, passedOver) = Self.view(of: game, at: version, for: viewer, from: store, logger: logger)
+            let (view, passedOver) = Self.view(of: game, at: version, for: viewer, avoiding: distrusted, from: store, logger: logger)
             finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view, passedOver: passedOver))
         }
         return queued ? ticket : nil
@@ -65,12 +67,18 @@ final class ViewRebuilder {
     }
 
     /// The newest snapshot at or before `version`, plus the events up to it.
-    private static func view(of game: String, at version: Int, for viewer: Viewer, from store: EventStore,
-                             logger: Logger) -> (view: JSONValue?, passedOver: UnusableSnapshot?) {
+    private static func view(of game: String, at version: Int, for viewer: Viewer, avoiding distrusted: Set<Int>,
+                             from store: EventStore, logger: Logger) -> (view: JSONValue?, passedOver: UnusableSnapshot?) {
         var passedOver: UnusableSnapshot?
         do {
             var state = GameState()
-            if let snapshot = try store.latestSnapshot(game: game, atOrBefore: Int64(version)) {
+            var newest = Int64(version)
+            var found = try store.latestSnapshot(game: game, atOrBefore: newest)
+            while let snapshot = found, distrusted.contains(Int(snapshot.version)) {
+                newest = snapshot.version - 1
+                found = try store.latestSnapshot(game: game, atOrBefore: newest)
+            }
+            if let snapshot = found {
                 do {
                     state = try Codec.usableState(snapshot)
                 } catch {
