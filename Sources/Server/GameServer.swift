@@ -101,6 +101,9 @@ public final class GameServer {
         Self.warnAboutSynchronous(config.synchronous, logger: logger)
         let keyFromAnEarlierLaunch = FileManager.default.fileExists(atPath: config.adminKeyPath)
         let walLeftBehind = EventStore.walHoldsCommits(logPath: config.databasePath)
+        // Before the log is made or opened: a start refused after would leave an empty log (which
+        // the next start takes for an emptied one) or one migrated for good.
+        try Secrets.refuseUnreadableKeyFile(configured: config.adminKey, path: config.adminKeyPath)
         let logIsNew = try Self.makeLogFile(config, logger: logger)
         let store = try Self.openLog(config)
         // After the log opens, so that a refused log leaves no new key behind: a key file is

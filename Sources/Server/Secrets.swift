@@ -39,6 +39,17 @@ enum Secrets {
         return difference == 0
     }
 
+    /// A key file that is there but cannot be read (its mode, its owner), when no key is
+    /// configured: a new key written over it would lock out every console that signs in with
+    /// the old one. Checked before the log opens too, which may migrate it.
+    static func refuseUnreadableKeyFile(configured: String?, path: String) throws {
+        guard configured?.isEmpty ?? true, FileManager.default.fileExists(atPath: path),
+              FileManager.default.contents(atPath: path) == nil else { return }
+        let reason = readabilityError(of: path).map { " (\($0))" } ?? ""
+        throw ServerError.startup("Cannot read the admin key file \(path)\(reason): fix its owner and mode, "
+            + "or delete it to make a new key")
+    }
+
     /// The admin key: configured, or made on first launch and kept in the data
     /// directory, readable by its owner only. Returns the key and, when it came
     /// from the file, the file's path (so the server can say where it is).
@@ -50,13 +61,7 @@ enum Secrets {
             guard !key.isEmpty else { throw ServerError.startup("The admin key file \(path) is empty; delete it to make a new key") }
             return (key, path)
         }
-        // There but unreadable (its mode, its owner): a new key written over it would lock out
-        // every console that signs in with the old one.
-        guard !manager.fileExists(atPath: path) else {
-            let reason = readabilityError(of: path).map { " (\($0))" } ?? ""
-            throw ServerError.startup("Cannot read the admin key file \(path)\(reason): fix its owner and mode, "
-                + "or delete it to make a new key")
-        }
+        try refuseUnreadableKeyFile(configured: nil, path: path)
         let key = newToken()
         try PrivateFile.write(Data((key + "\n").utf8), to: path)
         return (key, path)

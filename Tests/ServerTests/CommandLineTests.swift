@@ -176,6 +176,20 @@ import Server
         #expect((try FileManager.default.attributesOfItem(atPath: log))[.size] as? Int == 0, "the log was written")
     }
 
+    /// A key file that cannot be read is refused before the log is opened, which could
+    /// migrate it for good for a start that then fails.
+    @Test func anUnreadableKeyFileIsRefusedBeforeTheLogIsOpened() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // A directory in its place: unreadable as a file to root too.
+        try FileManager.default.createDirectory(atPath: dir.path + "/admin.key", withIntermediateDirectories: false)
+        let run = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath], workingDirectory: dir.path)
+        #expect(run.ending == .exited(1))
+        #expect(run.stderr.contains("Cannot read the admin key file \(dir.path)/admin.key"), "\(run.stderr)")
+        // Not even an empty one, which the next start, the key mended, would take for an emptied log.
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/birthdayquest.sqlite"), "a log was made before the key was checked")
+    }
+
     @Test func logSaysWhenItsFileIsNoLog() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
