@@ -128,12 +128,19 @@ public enum ConfigLoader {
     }
 
     /// A game a client can name: PROTOCOL.md bounds the `game` field, so a longer name would
-    /// be seeded and then unreachable.
+    /// be seeded and then unreachable; one with a space at an end or a control character would
+    /// be a game of its own that nobody types (`" city"` is not `city`).
     private static func gameName(_ name: String, of key: String) throws(ConfigError) -> String {
         let count = name.codePointCount
         guard Limits.gameName.contains(count) else {
             throw ConfigError("\(key): a game's name must be \(Limits.gameName.lowerBound) to \(Limits.gameName.upperBound) characters, "
                 + "as requests can name it; got \(count)")
+        }
+        let ends = [name.unicodeScalars.first, name.unicodeScalars.last].compactMap { $0 }
+        guard !ends.contains(where: \.properties.isWhitespace),
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ConfigError("\(key): a game's name must not begin or end with a space, nor hold a control character; "
+                + "got \(JSONValue.string(name).serialized())")
         }
         return name
     }

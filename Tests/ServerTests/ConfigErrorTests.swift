@@ -11,6 +11,7 @@ import Testing
         try Data(#"{"prot": 4747}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/typo.json"))
         try Data("{port".utf8).write(to: URL(fileURLWithPath: dir.path + "/broken.json"))
         try Data(#"{"port": 7914, "port": 7915}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/twice.json"))
+        try Data(#"{"games": [" city", "lake"]}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/spaced.json"))
         let data = dir.path + "/data"
         let cases: [(arguments: [String], environment: [String: String], says: String)] = [
             (["--port", "70000"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
@@ -27,6 +28,9 @@ import Testing
             // Seeded, then out of every client's reach: the `game` field takes 1 to 64 characters.
             ([], ["BQ_GAMES": "main," + String(repeating: "g", count: 65)], "bq serve: BQ_GAMES: games: a game's name must be 1 to 64"),
             ([], ["BQ_DEFAULT_GAME": String(repeating: "g", count: 65)], "bq serve: BQ_DEFAULT_GAME: default_game: a game's name must be 1 to 64"),
+            // A game of its own that nobody types (the environment's list is trimmed at its commas).
+            (["--config", "spaced.json"], [:], #"bq serve: spaced.json: games: a game's name must not begin or end with a space, nor hold a control character; got " city""#),
+            ([], ["BQ_DEFAULT_GAME": "la\tke"], #"bq serve: BQ_DEFAULT_GAME: default_game: a game's name must not begin or end with a space, nor hold a control character; got "la\tke""#),
         ]
         for bad in cases {
             let arguments = ["serve", "--data", data] + bad.arguments
