@@ -186,19 +186,21 @@ enum AdminScreens {
             if let id = character["id"]?.stringValue, let count = character["connected"]?.intValue { connected[id] = count }
         }
         return status(view: view, version: version, events: reply.result["events"]?.arrayValue ?? [],
-                      connected: connected, style: context.style, columns: columns)
+                      connected: connected, gameName: context.game, style: context.style, columns: columns)
     }
 
     static let newestEventsHeading = "Newest events"
 
     /// `connected`: signed-in connections per character, as `characters` tells the organizer.
+    /// `gameName`: the game asked for by name, said in the heading (games seeded alike look alike).
     /// With `columns`, each event's data is cut to fit one row.
     static func status(view: JSONValue, version: Int, events: [JSONValue], connected: [String: Int] = [:],
-                       style: Style, columns: Int? = nil) -> [String] {
+                       gameName: String? = nil, style: Style, columns: Int? = nil) -> [String] {
         let view = view.terminalSafe
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
-        var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest") · day \(number("day")) · version \(version)")]
+        let named = gameName.map { " · game \($0.terminalSafe)" } ?? ""
+        var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest")\(named) · day \(number("day")) · version \(version)")]
         lines.append("Points \(number("points")) ✦ (earned \(number("earned")), spent \(number("spent")))")
         lines.append("Challenges \(number("challenges_completed"))/\(number("challenges_total")) done · dares hidden \(number("secrets_hidden")), found \(number("secrets_found")), completed \(number("secrets_completed"))")
         lines.append("Rewards \(number("rewards_unlocked"))/\(number("rewards_total")) unlocked · final badge " + (game["final_badge"]?.boolValue == true ? style.green("unlocked") : "locked"))

@@ -83,6 +83,8 @@ import Testing
         #expect(status.status == 0, "\(status.err)")
         let miaLine = status.out.split(separator: "\n").first { $0.contains("mia") && $0.contains("Mia") }
         #expect(miaLine?.contains("claimed · online") == true, "\(status.out)")
+        // Every game is seeded alike: the heading says which one this is.
+        #expect(status.out.contains(" · game lake · day 1"), "\(status.out)")
         mia.closeInput()
     }
 
