@@ -82,3 +82,11 @@ public struct ServerConfig: Sendable, Equatable {
     public var databasePath: String { dataDirectory + "/birthdayquest.sqlite" }
     public var adminKeyPath: String { dataDirectory + "/admin.key" }
 }
+
+extension ServerConfig {
+    /// How `bq log`, `bq verify` and `bq backup` open the log: to read, waiting for a writer's
+    /// lock as the server's commits do.
+    public var readerOptions: StoreOptions {
+        StoreOptions(busyTimeoutMilliseconds: Int32(clamping: busyTimeoutMilliseconds), readOnly: true)
+    }
+}

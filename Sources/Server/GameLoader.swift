@@ -72,9 +72,13 @@ public enum GameLoader {
         }
         do {
             try replayLog(&state, game: game, from: store, through: newest.version)
-            if state == newest { return SnapshotCheck(state: newest) }
-            var truth = GameState()
-            var distrusted: [UnusableSnapshot] = []
+        } catch let error as ServerError {
+            return SnapshotCheck(state: newest, unchecked: "\(error)")
+        }
+        if state == newest { return SnapshotCheck(state: newest) }
+        var truth = GameState()
+        var distrusted: [UnusableSnapshot] = []
+        do {
             for snapshot in [earlier, newest].compactMap({ $0 }) {
                 try replayLog(&truth, game: game, from: store, through: snapshot.version)
                 if truth != snapshot {
@@ -82,10 +86,12 @@ public enum GameLoader {
                         + "replayed from the first" + LogVerifier.differences(snapshot: snapshot, replayed: truth)))
                 }
             }
-            return SnapshotCheck(state: truth, distrusted: distrusted)
-        } catch {
-            return SnapshotCheck(state: newest, unchecked: "\(error)")
+        } catch let error as ServerError {
+            // Which of the two is wrong is unknown: the newest is served, as before the check.
+            return SnapshotCheck(state: newest, unchecked: "it disagrees with the one before it and the events between "
+                + "them, and which is wrong cannot be told: \(error)")
         }
+        return SnapshotCheck(state: truth, distrusted: distrusted)
     }
 
     /// Applies `game`'s events after `state` to it, up to `last`, in batches.

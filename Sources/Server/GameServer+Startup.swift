@@ -109,7 +109,7 @@ extension GameServer {
                     """)
             }
             if let unchecked = found.unchecked {
-                logger.warning("game \(game): the newest snapshot is served unchecked: \(unchecked) (run `bq verify`)")
+                logger.warning("game \(game): cannot check the newest snapshot, which is served as it is: \(unchecked) (run `bq verify`)")
             }
             if found.state.version > 0 { played.append(game) }
             let seeded: GameState
@@ -158,7 +158,9 @@ extension GameServer {
         guard seededNow.isEmpty else {
             return logger.notice("""
                 the seed \(seed.source) seeded only \(seededNow.joined(separator: ", ")), which had no events: \
-                \(others.joined(separator: ", ")) \(others.count == 1 ? "keeps what it was" : "keep what they were") seeded from
+                \(others.joined(separator: ", ")) \(others.count == 1 ? "keeps what it was" : "keep what they were") seeded from \
+                (a seed applies only to a game with no events; to play it in \(others.count == 1 ? "that one" : "those"), start \
+                with a new --data directory)
                 """)
         }
         logger.warning("""

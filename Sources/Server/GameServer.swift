@@ -103,7 +103,7 @@ public final class GameServer {
         let walLeftBehind = EventStore.walHoldsCommits(logPath: config.databasePath)
         // Before the log is made or opened: a start refused after would leave an empty log (which
         // the next start takes for an emptied one) or one migrated for good.
-        try Secrets.refuseUnreadableKeyFile(configured: config.adminKey, path: config.adminKeyPath)
+        try Secrets.refuseUnusableKeyFile(configured: config.adminKey, path: config.adminKeyPath)
         let logIsNew = try Self.makeLogFile(config, logger: logger)
         let store = try Self.openLog(config)
         // After the log opens, so that a refused log leaves no new key behind: a key file is

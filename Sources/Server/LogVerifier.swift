@@ -17,8 +17,10 @@ public enum LogVerifier {
     }
 
     /// `idempotencyWindow`: the server's; a key used again once it was forgotten commits again.
-    public static func verify(path: String, idempotencyWindow: Int = ServerConfig().idempotencyWindow) throws -> Report {
-        let store = try EventStore(path: path, options: StoreOptions(readOnly: true))
+    /// `options`: how to open the log (`ServerConfig.readerOptions`).
+    public static func verify(path: String, idempotencyWindow: Int = ServerConfig().idempotencyWindow,
+                              options: StoreOptions = ServerConfig().readerOptions) throws -> Report {
+        let store = try EventStore(path: path, options: options)
         defer { store.close() }
         var report = Report()
         (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()

@@ -39,15 +39,20 @@ enum Secrets {
         return difference == 0
     }
 
-    /// A key file that is there but cannot be read (its mode, its owner), when no key is
-    /// configured: a new key written over it would lock out every console that signs in with
-    /// the old one. Checked before the log opens too, which may migrate it.
-    static func refuseUnreadableKeyFile(configured: String?, path: String) throws {
-        guard configured?.isEmpty ?? true, FileManager.default.fileExists(atPath: path),
-              FileManager.default.contents(atPath: path) == nil else { return }
-        let reason = readabilityError(of: path).map { " (\($0))" } ?? ""
-        throw ServerError.startup("Cannot read the admin key file \(path)\(reason): fix its owner and mode, "
-            + "or delete it to make a new key")
+    /// A key file that is there but cannot be read (its mode, its owner), or is empty, when no
+    /// key is configured: a new key written over it would lock out every console that signs in
+    /// with the old one. Checked before the log is made or opened too, which a refused start
+    /// must leave as they were.
+    static func refuseUnusableKeyFile(configured: String?, path: String) throws {
+        guard configured?.isEmpty ?? true, FileManager.default.fileExists(atPath: path) else { return }
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            let reason = readabilityError(of: path).map { " (\($0))" } ?? ""
+            throw ServerError.startup("Cannot read the admin key file \(path)\(reason): fix its owner and mode, "
+                + "or delete it to make a new key")
+        }
+        guard !String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ServerError.startup("The admin key file \(path) is empty; delete it to make a new key")
+        }
     }
 
     /// The admin key: configured, or made on first launch and kept in the data
@@ -56,12 +61,10 @@ enum Secrets {
     static func adminKey(configured: String?, path: String) throws -> (key: String, file: String?) {
         if let configured, !configured.isEmpty { return (configured, nil) }
         let manager = FileManager.default
+        try refuseUnusableKeyFile(configured: nil, path: path)
         if let existing = manager.contents(atPath: path) {
-            let key = String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !key.isEmpty else { throw ServerError.startup("The admin key file \(path) is empty; delete it to make a new key") }
-            return (key, path)
+            return (String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), path)
         }
-        try refuseUnreadableKeyFile(configured: nil, path: path)
         let key = newToken()
         try PrivateFile.write(Data((key + "\n").utf8), to: path)
         return (key, path)

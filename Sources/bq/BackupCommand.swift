@@ -37,7 +37,7 @@ struct BackupCommand: ParsableCommand {
             removeFile(partial + "-journal")
         }
         do throws(StorageError) {
-            let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
+            let store = try EventStore(path: config.databasePath, options: config.readerOptions)
             defer { store.close() }
             try store.backup(to: partial)
         } catch {

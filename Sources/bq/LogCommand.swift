@@ -27,7 +27,7 @@ struct LogCommand: ParsableCommand {
     }
 
     private func printEvents(of config: ServerConfig) throws {
-        let store = try EventStore(path: config.databasePath, options: StoreOptions(readOnly: true))
+        let store = try EventStore(path: config.databasePath, options: config.readerOptions)
         defer { store.close() }
         let name = game ?? config.defaultGame
         var cursor = after

@@ -44,8 +44,9 @@ extension PlaySession {
             // A token signs into the game it was claimed in, whatever this run asked for: a
             // device file named for one game and used for another would play in the first.
             if let landed = reply.result["game"]?.stringValue, let wanted = game ?? client.serverDefaultGame, landed != wanted {
-                refused("\(file.path) holds a session in game \(landed), not \(wanted): name another file with --device-file "
-                    + "(bq play keeps one per server and game unless told otherwise)")
+                refused("\(file.path) holds a session in game \(landed), not \(wanted) (the server's default game may have "
+                    + "changed): to play \(landed), start with --game \(landed) --device-file \(file.path); to play \(wanted), "
+                    + "name another file with --device-file")
                 return .refused
             }
             // A greeting for a person; a script's output is its commands' results.

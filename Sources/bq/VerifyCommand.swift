@@ -11,7 +11,8 @@ struct VerifyCommand: ParsableCommand {
         let config = try options.loadExistingLog(command: "verify", exitCode: 2)
         let report: LogVerifier.Report
         do {
-            report = try LogVerifier.verify(path: config.databasePath, idempotencyWindow: config.idempotencyWindow)
+            report = try LogVerifier.verify(path: config.databasePath, idempotencyWindow: config.idempotencyWindow,
+                                            options: config.readerOptions)
         } catch {
             print("verify: cannot read \(config.databasePath): \(error)")
             throw ExitCode(2)

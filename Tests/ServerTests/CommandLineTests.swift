@@ -188,6 +188,14 @@ import Server
         #expect(run.stderr.contains("Cannot read the admin key file \(dir.path)/admin.key"), "\(run.stderr)")
         // Not even an empty one, which the next start, the key mended, would take for an emptied log.
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/birthdayquest.sqlite"), "a log was made before the key was checked")
+
+        // An empty one likewise.
+        try FileManager.default.removeItem(atPath: dir.path + "/admin.key")
+        try Data().write(to: URL(fileURLWithPath: dir.path + "/admin.key"))
+        let empty = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath], workingDirectory: dir.path)
+        #expect(empty.ending == .exited(1))
+        #expect(empty.stderr.contains("The admin key file \(dir.path)/admin.key is empty"), "\(empty.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/birthdayquest.sqlite"))
     }
 
     @Test func logSaysWhenItsFileIsNoLog() throws {

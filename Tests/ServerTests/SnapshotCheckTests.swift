@@ -79,6 +79,23 @@ import Testing
         #expect(loaded.snapshotVersion == Int(newest.version))
     }
 
+    /// Snapshots that disagree, and an event before both that cannot be read: which one is
+    /// wrong cannot be told, and the newest is served as before the check, said to be.
+    @Test func snapshotsThatDisagreeOverADamagedLogAreSaidToBeUnchecked() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: try Self.play(in: dir), options: StoreOptions(synchronous: .full))
+        defer { store.close() }
+        let newest = try #require(try store.latestSnapshot(game: "main"))
+        try Self.tamper(store, version: newest.version, newest.state)
+        try store.executeForTesting("UPDATE events SET payload = '{' WHERE game = 'main' AND version = 3")
+        let loaded = try Self.load(store)
+        #expect(loaded.distrusted.isEmpty)
+        #expect(loaded.unchecked?.hasPrefix("it disagrees with the one before it and the events between them, and which is "
+                + "wrong cannot be told: Game main: event 3") == true, "\(loaded.unchecked ?? "nil")")
+        #expect(loaded.snapshotVersion == Int(newest.version))
+    }
+
     /// A resume from past an edited snapshot is rebuilt from the log, as start-up's state is.
     @Test func aResumePastAnEditedSnapshotIsRebuiltWithoutIt() throws {
         let dir = try TempDirectory()
