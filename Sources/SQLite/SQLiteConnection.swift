@@ -78,7 +78,7 @@ package final class SQLiteConnection {
             // The file opened, so its -shm is what failed: it could not be made (read-only
             // directory), or it and the -wal cannot be read by this user.
             guard error.code == SQLITE_READONLY || error.code == SQLITE_CANTOPEN else { throw error }
-            guard !fileHoldsBytes(path + "-wal"), !fileExists(path + "-shm") else {
+            guard !fileHoldsBytes(path + "-wal"), fileSize(path + "-shm") == nil else {
                 throw SQLiteError(code: error.code, extendedCode: error.extendedCode, message: "\(path) is read through its "
                     + "-wal and -shm files, which this user can neither read nor create: run this as the user that writes "
                     + "the log, or copy the whole directory somewhere you may write", sql: error.sql)
@@ -88,14 +88,12 @@ package final class SQLiteConnection {
     }
 
     /// Whether a file is at `path` and holds at least one byte (a WAL that holds commits).
-    package static func fileHoldsBytes(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && status.st_size > 0
-    }
+    package static func fileHoldsBytes(_ path: String) -> Bool { (fileSize(path) ?? 0) > 0 }
 
-    private static func fileExists(_ path: String) -> Bool {
+    /// The size of the file at `path`; nil when there is none.
+    private static func fileSize(_ path: String) -> Int64? {
         var status = stat()
-        return stat(path, &status) == 0
+        return stat(path, &status) == 0 ? Int64(status.st_size) : nil
     }
 
     /// `path` as a URI with `immutable=1`. The three characters a URI gives a meaning to are

@@ -94,7 +94,6 @@ final class ClientConnection {
         case .success(let request):
             // Parsed first so that even a refusal for speed carries the request's id.
             guard takeToken() else {
-                server.noteRequestOverBudget(from: self)
                 return .refusal(request.id, ProtocolError(.rateLimited, "More than \(server.config.limits.requestsPerSecond) requests per second"))
             }
             return .request(request)
@@ -125,7 +124,14 @@ final class ClientConnection {
     /// the peer does not read what it is owed do not count: that peer is idle.
     var hasRequestsInFlight: Bool { pipeline.unsentReplyCount > 0 || (pipeline.waitingCount > 0 && !isOwedTooMuch) }
 
-    private func takeToken() -> Bool { requestTokens.take(now: server.loop.nowMilliseconds) }
+    /// A token from this connection's request budget; none left is said in the log (throttled).
+    private func takeToken() -> Bool {
+        guard requestTokens.take(now: server.loop.nowMilliseconds) else {
+            server.noteRequestOverBudget(from: self)
+            return false
+        }
+        return true
+    }
 
     // MARK: Replies
 

@@ -92,9 +92,14 @@ final class GameHub {
         Self.take(from: &resumeBudgets, viewer, perSecond: server.config.limits.resumesPerSecond, now: server.loop.nowMilliseconds)
     }
 
+    /// A token from `character`'s change budget; none left is said in the log (throttled).
     private func takeChangeToken(for character: String) -> Bool {
         // The server's steady clock, which a test can hold still, as the PIN and admin-key guards do.
-        Self.take(from: &changeBudgets, character, perSecond: server.config.limits.changesPerSecond, now: server.steadyNow)
+        guard Self.take(from: &changeBudgets, character, perSecond: server.config.limits.changesPerSecond, now: server.steadyNow) else {
+            server.noteChangeOverBudget(by: character, game: name)
+            return false
+        }
+        return true
     }
 
     /// A token from `key`'s bucket, which starts full on its first use.
@@ -173,7 +178,6 @@ final class GameHub {
         // character could otherwise grow the log without end by claiming it again and again.
         // It draws on that character's change budget (refused claims, which write nothing, do not).
         if case .claim(let character, _, _, _) = command, !events.isEmpty, !takeChangeToken(for: character) {
-            server.noteChangeOverBudget(by: character, game: name)
             let limit = server.config.limits.changesPerSecond
             return target.error(request.id, ProtocolError(.rateLimited,
                 "More than \(limit) claim\(limit == 1 ? "" : "s") of \(character) a second; nothing was changed, try again in a moment"))
@@ -218,7 +222,6 @@ final class GameHub {
                     speculative.version)
         }
         if case .character(let id, _)? = identity, speculative.characters[id]?.role != .organizer, !takeChangeToken(for: id) {
-            server.noteChangeOverBudget(by: id, game: name)
             let limit = server.config.limits.changesPerSecond
             return (ProtocolError(.rateLimited,
                 "More than \(limit) change\(limit == 1 ? "" : "s") a second from this player; nothing was changed, try again in a moment"), nil)

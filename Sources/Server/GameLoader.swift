@@ -28,13 +28,14 @@ public enum GameLoader {
         var state = GameState()
         var snapshotVersion = 0
         var passedOver: UnusableSnapshot?
-        var check = SnapshotCheck(state: state)
+        var distrusted: [UnusableSnapshot] = []
+        var unchecked: String?
         if let snapshot = try store.latestSnapshot(game: game) {
             do {
                 let newest = try Codec.usableState(snapshot)
-                check = try checked(newest, game: game, store: store)
-                state = check.state
-                if !check.distrusted.contains(where: { $0.version == snapshot.version }) { snapshotVersion = newest.version }
+                let check = try checked(newest, game: game, store: store)
+                (state, distrusted, unchecked) = (check.state, check.distrusted, check.unchecked)
+                if !distrusted.contains(where: { $0.version == snapshot.version }) { snapshotVersion = newest.version }
             } catch let error as UnusableSnapshot {
                 passedOver = error
             }
@@ -44,8 +45,7 @@ public enum GameLoader {
         return Loaded(state: state,
                       idempotency: try store.idempotencyRecords(game: game, afterVersion: oldestRemembered, replies: false,
                                                                 unchangedLimit: idempotencyWindow),
-                      snapshotVersion: snapshotVersion, passedOver: passedOver, distrusted: check.distrusted,
-                      unchecked: check.unchecked)
+                      snapshotVersion: snapshotVersion, passedOver: passedOver, distrusted: distrusted, unchecked: unchecked)
     }
 
     /// The state at the newest snapshot's version that start-up may trust.

@@ -23,8 +23,11 @@ import Testing
         try GameLoader.load(game: "main", from: store, idempotencyWindow: 1_000)
     }
 
-    private static func tamper(_ store: EventStore, version: Int64, _ state: String) throws {
-        let edited = state.replacingOccurrences(of: "\"earned\":", with: "\"earned\":9")
+    /// Edits the snapshot at `version` by hand: `earned` gets a 9 in front, unless `edit` says
+    /// otherwise.
+    private static func tamper(_ store: EventStore, version: Int64, _ state: String,
+                               edit: (from: String, to: String) = ("\"earned\":", "\"earned\":9")) throws {
+        let edited = state.replacingOccurrences(of: edit.from, with: edit.to)
         try #require(edited != state, "the snapshot spells `earned` as expected")
         try store.executeForTesting("UPDATE snapshots SET state = '\(edited.replacingOccurrences(of: "'", with: "''"))' "
             + "WHERE game = 'main' AND version = \(version)")
@@ -119,10 +122,7 @@ import Testing
         // Edited to what the game holds now: a view rebuilt from it then differs from the game
         // only where the client's copy does not, and no patch would mend the client's copy.
         let earned = try #require(try JSONParser.parse(Array(newest.state.utf8))["earned"]?.intValue)
-        let edited = newest.state.replacingOccurrences(of: "\"earned\":\(earned),", with: "\"earned\":\(earned + 10),")
-        try #require(edited != newest.state)
-        try store.executeForTesting("UPDATE snapshots SET state = '\(edited.replacingOccurrences(of: "'", with: "''"))' "
-            + "WHERE game = 'main' AND version = \(newest.version)")
+        try Self.tamper(store, version: newest.version, newest.state, edit: ("\"earned\":\(earned),", "\"earned\":\(earned + 10),"))
         store.close()
 
         let second = try ServerHarness(dataDirectory: dir.path, configure: configure)
