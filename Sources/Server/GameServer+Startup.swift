@@ -195,9 +195,10 @@ extension GameServer {
     }
 
     /// SQLite reports a full disk at open as an I/O error; say what it is.
-    static func fullDiskHint(_ directory: String) -> String {
+    /// Also said where a commit or the stop's copy of the WAL fails, with their own `advice`.
+    public static func fullDiskHint(_ directory: String, advice: String = "free some space and start again") -> String {
         guard let free = availableBytes(at: directory), free < 1 << 20 else { return "" }
-        return " (the disk holding \(directory) is full: free some space and start again)"
+        return " (the disk holding \(directory) is full: \(advice))"
     }
 
     /// The log holds PINs, gift contents and dares, so a data directory this server creates is

@@ -157,11 +157,18 @@ public final class GameServer {
             abandonStart()
             throw error
         }
-        if walLeftBehind {
+        if store.walFramesLost > 0 {
+            // SQLite reads a WAL up to its first frame that fails its checksum, and says nothing.
+            logger.error("""
+                the last run's -wal was cut short or damaged after it stopped: \(store.walFramesLost) pages of its newest \
+                commits could not be read back and are lost; the games are served as they were before them \
+                (run bq verify to check the rest)
+                """)
+        } else if walLeftBehind {
             // A clean stop copies the WAL into the main file and deletes it.
             logger.notice("""
-                the last run left its -wal (it did not stop cleanly, or a reader such as bq verify had the log open as it \
-                stopped): its commits were read with the log
+                the last run left its -wal (it did not stop cleanly, a reader such as bq verify had the log open as it \
+                stopped, or its stop could not copy it, as on a full disk): its commits were read with the log
                 """)
         }
         let games = hubs.sorted { $0.key < $1.key }.map { "\($0.key) at version \($0.value.durable.version)" }.joined(separator: ", ")
@@ -338,10 +345,14 @@ public final class GameServer {
         let now = loop.nowMilliseconds
         guard let count = throttled.record(outcomeUnknown ? .commitUncertain : .commitFailed, now: now) else { return }
         let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since last logged": "\(count)"]
+        // A full disk (SQLite may call it an I/O error, when the WAL's index cannot grow) needs
+        // space, not a new disk; commits succeed again by themselves once there is room.
+        let full = Self.fullDiskHint(config.dataDirectory, advice: "free some space; commits succeed again once there is room")
         if outcomeUnknown {
-            logger.critical("a commit failed at the disk and may reappear after a crash; check the disk", metadata: metadata)
+            logger.critical("a commit failed at the disk and may reappear after a crash\(full.isEmpty ? "; check the disk" : full)",
+                            metadata: metadata)
         } else {
-            logger.error("commit failed", metadata: metadata)
+            logger.error("commit failed\(full)", metadata: metadata)
         }
     }
 
@@ -502,7 +513,15 @@ public final class GameServer {
         }
         writer.shutdown()
         rebuilder.stop()
-        loopStore.close()
+        // The last of the log's connections: its close copies the WAL into the main file.
+        if let failure = loopStore.closeAfterCopyingWAL() {
+            let path = config.databasePath
+            logger.error("""
+                the stop could not copy the -wal into \(path)\(Self.fullDiskHint(config.dataDirectory, advice: "free some space")): \
+                the game is whole, but lives partly in \(path)-wal: keep the two files together (the next start reads both, \
+                and its clean stop copies the -wal)
+                """, metadata: ["error": "\(failure)"])
+        }
         // The log is closed (its threads joined): another server may take the directory now,
         // while the goodbyes below still linger on slow connections.
         dataLock.release()

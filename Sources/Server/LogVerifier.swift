@@ -23,6 +23,10 @@ public enum LogVerifier {
         let store = try EventStore(path: path, options: options)
         defer { store.close() }
         var report = Report()
+        if store.walFramesLost > 0 {
+            report.problems.append("the -wal was cut short or damaged after the last write: \(store.walFramesLost) pages of its "
+                + "newest commits could not be read back and are lost (the games below are as they were before them)")
+        }
         (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()
         for game in try store.games() {
             try verify(game: game, store: store, idempotencyWindow: idempotencyWindow, into: &report)

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventLog
 import Foundation
 import POSIXSupport
+import Server
 
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,7 +42,11 @@ struct BackupCommand: ParsableCommand {
             defer { store.close() }
             try store.backup(to: partial)
         } catch {
-            throw failure("cannot copy \(config.databasePath): \(error)")
+            // The copy is written where it was asked for; a log left by a crash needs room where it is, too.
+            let destination = GameServer.fullDiskHint(URL(fileURLWithPath: partial).deletingLastPathComponent().path,
+                                                       advice: "free some space, or back up to another disk")
+            throw failure("cannot copy \(config.databasePath): \(error)"
+                + (destination.isEmpty ? GameServer.fullDiskHint(config.dataDirectory, advice: "free some space") : destination))
         }
         do {
             let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path

@@ -21,7 +21,8 @@ struct LogCommand: ParsableCommand {
         } catch {
             // A log that SQLite cannot read (damaged, not a database), said as the other
             // commands say it rather than as a bare "Error:".
-            try? FileHandle.standardError.write(contentsOf: Data("bq log: cannot read \(config.databasePath): \(error)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data(("bq log: cannot read \(config.databasePath): \(error)"
+                + GameServer.fullDiskHint(config.dataDirectory, advice: "free some space") + "\n").utf8))
             throw ExitCode.failure
         }
     }

@@ -14,7 +14,8 @@ struct VerifyCommand: ParsableCommand {
             report = try LogVerifier.verify(path: config.databasePath, idempotencyWindow: config.idempotencyWindow,
                                             options: config.readerOptions)
         } catch {
-            print("verify: cannot read \(config.databasePath): \(error)")
+            print("verify: cannot read \(config.databasePath): \(error)"
+                + GameServer.fullDiskHint(config.dataDirectory, advice: "free some space"))
             throw ExitCode(2)
         }
         for (game, version) in report.games.sorted(by: { $0.key < $1.key }) {

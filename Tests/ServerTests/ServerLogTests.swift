@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import SQLite
 import Testing
 
 /// What the server's own log tells the organizer: what it serves, guesses at PINs and admin
@@ -24,6 +25,67 @@ import Testing
         #expect(killed.waitForExit() == .signalled(SIGKILL))
         let (_, log) = try BQProcess.logOfAStart(dataDirectory: dir.path, logLevel: "notice")
         #expect(log.contains("the last run left its -wal (it did not stop cleanly"), "\(log)")
+    }
+
+    /// A server killed with changes in its WAL alone; returns what its WAL index said of them.
+    private static func killedWithChangesInItsWAL(_ dir: String) throws -> WALIndexHeader {
+        let killed = try BQProcess(dataDirectory: dir)
+        let admin = try TestClient(port: killed.port)
+        try admin.signInAsAdmin()
+        for n in 0..<5 { try admin.ok("adjust_points", ["delta": 1, "reason": .string("bonus \(n)")]) }
+        killed.signal(SIGKILL)
+        #expect(killed.waitForExit() == .signalled(SIGKILL))
+        let index = try #require(WALIndexHeader.read(logPath: dir + "/birthdayquest.sqlite"))
+        try #require(index.framesOnlyInWAL > 0, "the changes are in the WAL alone")
+        return index
+    }
+
+    @Test func aStartAndVerifySayThatAWALCutShortAfterAKillLostCommits() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let index = try Self.killedWithChangesInItsWAL(dir.path)
+        // The frames a checkpoint copied into the main file, and one more: the newest commits go.
+        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.path + "/birthdayquest.sqlite-wal"))
+        try wal.truncate(atOffset: UInt64(32 + (Int(index.copied) + 1) * (24 + 4096)))
+        try wal.close()
+        let (_, log) = try BQProcess.logOfAStart(dataDirectory: dir.path, logLevel: "notice")
+        #expect(log.contains("the last run's -wal was cut short or damaged after it stopped:"), "\(log)")
+        #expect(log.contains("pages of its newest commits could not be read back and are lost"), "\(log)")
+        #expect(!log.contains("its commits were read with the log"), "\(log)")
+    }
+
+    @Test func verifySaysThatAWALCutShortAfterAKillLostCommits() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let index = try Self.killedWithChangesInItsWAL(dir.path)
+        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.path + "/birthdayquest.sqlite-wal"))
+        try wal.truncate(atOffset: UInt64(32 + (Int(index.copied) + 1) * (24 + 4096)))
+        try wal.close()
+        let verify = try BQRun.run(["verify", "--data", dir.path], workingDirectory: dir.path)
+        #expect(verify.ending == .exited(2), "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stdout.contains("PROBLEM: the -wal was cut short or damaged after the last write:"), "\(verify.stdout)")
+    }
+
+    @Test func aStartAfterAKillWhoseWALWasDeletedIsRefusedAndChangesNothing() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let index = try Self.killedWithChangesInItsWAL(dir.path)
+        let log = dir.path + "/birthdayquest.sqlite"
+        try FileManager.default.moveItem(atPath: log + "-wal", toPath: dir.path + "/aside-wal")
+        let main = FileManager.default.contents(atPath: log), shm = FileManager.default.contents(atPath: log + "-shm")
+        let serve = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath],
+                                  workingDirectory: dir.path, environment: ["BQ_ADMIN_KEY": ServerHarness.adminKey])
+        #expect(serve.ending == .exited(1), "\(serve.stderr)")
+        #expect(serve.stderr.contains("the write-ahead log \(log)-wal is missing or empty, though its index \(log)-shm says it "
+            + "held \(index.framesOnlyInWAL) pages of commits"), "\(serve.stderr)")
+        #expect(FileManager.default.contents(atPath: log) == main, "the refused main file was rewritten")
+        #expect(FileManager.default.contents(atPath: log + "-shm") == shm, "the index that shows the loss was rewritten")
+
+        // Put back, the WAL is read whole: nothing was lost.
+        try FileManager.default.moveItem(atPath: dir.path + "/aside-wal", toPath: log + "-wal")
+        let (_, again) = try BQProcess.logOfAStart(dataDirectory: dir.path, logLevel: "notice")
+        #expect(again.contains("serving main at version 6 from"), "\(again)")
+        #expect(again.contains("its commits were read with the log"), "\(again)")
     }
 
     @Test func wrongPINsAndTheClaimsTheyCloseAreSaidAndCounted() throws {
