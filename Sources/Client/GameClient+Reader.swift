@@ -14,12 +14,15 @@ extension GameClient {
         // A connection taken and then dropped or left silent (a network that blinked, a server
         // busy for a moment) is tried again, with the reconnects' backoff, for as long as a reply
         // may take. Nothing listening is said at once: no server is there to wait for.
-        let deadline = Date().addingTimeInterval(options.requestTimeout)
+        // On the monotonic clock, as every wait of the client: a wall clock set back would
+        // otherwise keep it trying for as long as the clock went back.
+        let deadline = monotonicNanoseconds() + UInt64(options.requestTimeout * 1e9)
         var backoff = Backoff(options)
         var attempt = 0
         while true {
             // Never past the deadline by much: a slow try is the last one.
-            let wait = min(connectWait(attempt: attempt), max(100, Int(deadline.timeIntervalSinceNow * 1000)))
+            let left = Int((Int64(bitPattern: deadline) - Int64(bitPattern: monotonicNanoseconds())) / 1_000_000)
+            let wait = min(connectWait(attempt: attempt), max(100, left))
             attempt += 1
             let first: BlockingLineSocket
             do {
@@ -42,7 +45,7 @@ extension GameClient {
                     throw .serverFull(message)
                 }
                 let pause = backoff.next()
-                if Date().addingTimeInterval(pause) < deadline {
+                if monotonicNanoseconds() + UInt64(pause * 1e9) < deadline {
                     Thread.sleep(forTimeInterval: pause)
                     continue
                 }
@@ -111,8 +114,7 @@ extension GameClient {
         var told = Set<String>()
         var attempt = 0
         while true {
-            let deadline = Date().addingTimeInterval(backoff.next())
-            let stop = state.wait(until: deadline) { state, expired in state.closing ? true : expired ? false : nil }
+            let stop = state.wait(seconds: backoff.next()) { state, expired in state.closing ? true : expired ? false : nil }
             if stop { return nil }
             let wait = connectWait(attempt: attempt)
             attempt += 1

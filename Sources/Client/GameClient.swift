@@ -123,8 +123,7 @@ public final class GameClient: Sendable {
     /// Waits until the mirror is at `version` or later; false on timeout or close.
     @discardableResult
     public func waitForMirror(atLeast version: Int, timeout: Double? = nil) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
-        return state.wait(until: deadline) { state, expired in
+        return state.wait(seconds: timeout ?? options.requestTimeout) { state, expired in
             let reached = state.mirror != nil && state.mirrorVersion >= version
             return reached || state.readerDone || expired ? reached : nil
         }
@@ -171,13 +170,12 @@ public final class GameClient: Sendable {
         connecting?.shutdownBoth()
         writeLock.unlock()
         if wasClosing { return }
-        state.wait(until: Date().addingTimeInterval(2)) { state, expired in state.readerDone || expired ? () : nil }
+        state.wait(seconds: 2) { state, expired in state.readerDone || expired ? () : nil }
     }
 
     /// Waits for the reply to request `id` (sent as `op`), which `delivered` keeps once it came.
     func wait(for id: Int, op: String, delivered: Delivered, timeout: Double?) throws(ClientError) -> Reply {
-        let deadline = Date().addingTimeInterval(timeout ?? options.requestTimeout)
-        let outcome = state.wait(until: deadline) { state, expired -> Result<Reply, ClientError>? in
+        let outcome = state.wait(seconds: timeout ?? options.requestTimeout) { state, expired -> Result<Reply, ClientError>? in
             if let outcome = delivered.outcome {
                 // An awaited entry still listed is one nobody gave up on: its waiter takes it.
                 state.pending[id] = nil

@@ -1,10 +1,13 @@
 import Foundation
+import POSIXSupport
 
 /// A value several threads share, reachable only while its lock is held: the compiler, not a
-/// convention, keeps every access under the lock. (An `NSCondition`, not `Synchronization.Mutex`:
-/// ThreadSanitizer reports false races inside `Mutex` on Linux.)
+/// convention, keeps every access under the lock. (A POSIX lock and condition, not
+/// `Synchronization.Mutex`: ThreadSanitizer reports false races inside `Mutex` on Linux. And
+/// one that waits on the monotonic clock: a reply's timeout is not stretched or cut short when
+/// the wall clock is set.)
 final class Guarded<Value: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = MonotonicCondition()
     /// Touched only between `condition.lock()` and `unlock()`.
     private var value: Value
 
@@ -29,16 +32,17 @@ final class Guarded<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Holds the lock and calls `body` until it returns a result, waiting for a `changing` call
-    /// between tries. The try after `deadline` has passed is told so (`expired`), and must
+    /// between tries. The try once `seconds` have passed is told so (`expired`), and must
     /// return a result.
-    func wait<T>(until deadline: Date, _ body: (inout Value, _ expired: Bool) -> T?) -> T {
+    func wait<T>(seconds: Double, _ body: (inout Value, _ expired: Bool) -> T?) -> T {
+        let deadline = monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
         condition.lock()
         defer { condition.unlock() }
         var expired = false
         while true {
             if let result = body(&value, expired) { return result }
             precondition(!expired, "a wait's last try must give a result")
-            expired = !condition.wait(until: deadline)
+            expired = !condition.wait(untilMonotonic: deadline)
         }
     }
 }
