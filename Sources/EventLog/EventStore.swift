@@ -341,7 +341,9 @@ public final class EventStore {
     /// (`settleFailedCommit`, or the next commit that succeeds), for the operator to hear of.
     public func failedCommits() throws(StorageError) -> (count: Int, lastAt: Int64?) {
         guard schemaVersion >= 4 else { return (0, nil) }
-        let statement = try connection.statement("SELECT count(*), max(at) FROM failed_commits")
+        // The newest record's time, not the greatest: a clock set back makes them differ.
+        let statement = try connection.statement(
+            "SELECT count(*), (SELECT at FROM failed_commits ORDER BY seq DESC LIMIT 1) FROM failed_commits")
         defer { statement.reset() }
         guard try statement.step() else { return (0, nil) }
         let count = Int(statement.int64(0))

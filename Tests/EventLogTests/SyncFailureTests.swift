@@ -55,4 +55,15 @@ import Testing
             #expect(try store.failedCommits().count == 1, "for bq verify to tell")
         }
     }
+
+    /// "The last at" is the newest record's time: after the clock was set back, not the greatest.
+    @Test func theLastFailedCommitIsTheNewestRecordNotTheLatestTime() throws {
+        try withTemporaryDirectory { dir in
+            let store = try EventStore(path: dir + "/log.sqlite", options: StoreOptions(synchronous: .off))
+            defer { store.close() }
+            try store.executeForTesting("INSERT INTO failed_commits(at, error) VALUES (2000, 'before'), (1000, 'after')")
+            let failures = try store.failedCommits()
+            #expect(failures.count == 2 && failures.lastAt == 1000)
+        }
+    }
 }
