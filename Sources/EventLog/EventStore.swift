@@ -44,8 +44,10 @@ public final class EventStore {
         self.options = options
         self.path = path
         // Read before SQLite opens the log: its first connection rebuilds the index from what
-        // is left of the WAL.
-        let index = WALIndexHeader.read(logPath: path).flatMap { $0.framesOnlyInWAL > 0 ? $0 : nil }
+        // is left of the WAL. An index beside no main file (or an empty one, a log begun anew)
+        // is what was left of a log deleted to start again, and says nothing of this one.
+        let index = SQLiteConnection.fileHoldsBytes(path)
+            ? WALIndexHeader.read(logPath: path).flatMap { $0.framesOnlyInWAL > 0 ? $0 : nil } : nil
         if let index, WALIndexHeader.walSalt(logPath: path) == nil {
             throw Self.walMissing(path, frames: index.framesOnlyInWAL)
         }

@@ -71,8 +71,8 @@ extension GameServer {
         // SQLite reads a main file through the WAL beside it, whichever log that WAL came from: a
         // backup put back over the main file of a server that did not stop cleanly reads as damaged.
         return advice + "The write-ahead log \(databasePath)-wal is part of the log: if the main file was put back from a "
-            + "backup, the -wal beside it belongs to the log it replaced; move that -wal aside (keep it) to start from the "
-            + "backup. Otherwise the log is damaged"
+            + "backup, the -wal beside it belongs to the log it replaced; move that -wal and the -shm beside it aside "
+            + "(keep them) to start from the backup. Otherwise the log is damaged"
     }
 
     /// Every game's durable state, each seeded first if it has no events yet.

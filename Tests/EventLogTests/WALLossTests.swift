@@ -87,6 +87,26 @@ import Testing
         }
     }
 
+    /// A log deleted to start again, with its index left behind: the index is of no log here,
+    /// and a new log opens (the server's warnings about a lost log are its own).
+    @Test(arguments: [false, true])
+    func anIndexLeftBesideNoLogRefusesNothing(mainEmptiedInstead: Bool) throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            _ = try Self.crashedLog(at: path)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            if mainEmptiedInstead {
+                try Data().write(to: URL(fileURLWithPath: path))
+            } else {
+                try FileManager.default.removeItem(atPath: path)
+            }
+            let store = try EventStore(path: path)
+            defer { store.close() }
+            #expect(try store.version(game: "main") == 0)
+            #expect(store.walFramesLost == 0)
+        }
+    }
+
     /// No loss is claimed where there is none: a whole WAL after a crash, a cleanly closed log,
     /// and a second connection opened while the first writes.
     @Test func aWholeWALAStoppedLogAndALiveOneLoseNothing() throws {

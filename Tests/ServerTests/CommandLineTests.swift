@@ -581,7 +581,7 @@ import Server
         let serve = try BQRun.run(["serve", "--data", restored.path, "--port", "0", "--seed", Repo.seedPath],
                                   workingDirectory: restored.path, environment: Self.adminEnvironment)
         #expect(serve.ending == .exited(1), "\(serve.stderr)")
-        #expect(serve.stderr.contains("move that -wal aside (keep it) to start from the backup"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("move that -wal and the -shm beside it aside (keep them) to start from the backup"), "\(serve.stderr)")
         #expect(FileManager.default.contents(atPath: backup) == main, "the refused main file was rewritten")
         #expect(FileManager.default.contents(atPath: backup + "-wal") == wal, "the refused log's WAL was changed or deleted")
     }
