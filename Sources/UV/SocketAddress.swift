@@ -26,7 +26,8 @@ private func uvCode(_ kind: AddressError.Kind) -> Int32 {
         case EAI_SOCKTYPE: UV_EAI_SOCKTYPE.rawValue
         case EAI_SERVICE: UV_EAI_SERVICE.rawValue
         case EAI_NONAME: UV_EAI_NONAME.rawValue
-        case EAI_SYSTEM: -number
+        // errno 0 would read as "Unknown system error 0".
+        case EAI_SYSTEM: number == 0 ? UV_EAI_FAIL.rawValue : -number
         default: UV_EAI_FAIL.rawValue
         }
     }
@@ -35,11 +36,21 @@ private func uvCode(_ kind: AddressError.Kind) -> Int32 {
 /// `host` as an IP literal: itself when it is one, else the address the resolver gives (as
 /// `socketAddress` would connect to). For a caller about to open many connections to one host.
 public func numericHost(_ host: String) throws(UVError) -> String {
+    // Kept as written: a link-local IPv6 literal's zone (`fe80::1%eth0`) is part of it, and the
+    // text made from its address below would drop it.
+    if isIPLiteral(host) { return host }
     let address = try socketAddress(host: host, port: 0, operation: "resolve \(host)")
     let text = describe(address)
     // `describe` gives "a.b.c.d:0" or "[v6]:0".
     let withoutPort = text.dropLast(2)
     return withoutPort.hasPrefix("[") ? String(withoutPort.dropFirst().dropLast()) : String(withoutPort)
+}
+
+/// An IPv4 or IPv6 address written out, an IPv6 one with or without a zone (`%eth0`).
+private func isIPLiteral(_ host: String) -> Bool {
+    var v4 = in_addr(), v6 = in6_addr()
+    let address = host.split(separator: "%", maxSplits: 1).first.map(String.init) ?? host
+    return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1
 }
 
 /// Runs `body` with `storage` viewed as the generic `sockaddr` libuv's calls take.

@@ -6,6 +6,10 @@ import Glibc
 /// While open, libuv holds a +1 reference to the connection, so it lives until its close
 /// callback even if nobody else keeps it; after that it drops its callbacks (breaking cycles
 /// through closures that capture it) and every method is a no-op.
+///
+/// libuv writes without `MSG_NOSIGNAL`: a process using connections must ignore SIGPIPE
+/// (`POSIXSupport.ignoreSIGPIPE`, as `bq serve` and `bq bench` do), or a peer that hangs up
+/// mid-write kills it.
 public final class TCPConnection: HandleOwner {
     private enum State {
         /// Reading and writing allowed.
@@ -224,7 +228,10 @@ public final class TCPConnection: HandleOwner {
         if status < 0 {
             // libuv did not take the request: no callback will come, so undo the retain here.
             Unmanaged<PendingWrite>.fromOpaque(pending.request.pointee.data).release()
-            closeNow(error: UVError(code: status, operation: "uv_write to \(peerDescription)"))
+            let error = UVError(code: status, operation: "uv_write to \(peerDescription)")
+            // As `write` promises: its completion hears of the failure.
+            pending.completion?(error)
+            closeNow(error: error)
             return
         }
         queuedWriteBytes += pending.byteCount

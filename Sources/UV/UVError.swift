@@ -16,15 +16,28 @@ public struct UVError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// libuv's symbolic name for the code, e.g. `EADDRINUSE`.
-    public var name: String { String(cString: uv_err_name(code)) }
+    public var name: String { Self.text(of: code, uv_err_name_r) }
 
     /// For example `uv_tcp_bind 127.0.0.1:4747: address already in use (EADDRINUSE)`.
     public var description: String { "\(operation): \(reason)" }
 
     /// The description without the operation, e.g. `address already in use (EADDRINUSE)`.
     public var reason: String {
-        let base = "\(String(cString: uv_strerror(code))) (\(name))"
+        let base = "\(Self.text(of: code, uv_strerror_r)) (\(name))"
         return detail.isEmpty ? base : "\(base): \(detail)"
+    }
+
+    /// The text libuv gives for `code`, written into a buffer of ours: `uv_err_name` and
+    /// `uv_strerror` return a fresh allocation, for the caller to free, for a code they do not
+    /// know (an errno passed through). The buffer lives on this call's stack; libuv writes it
+    /// within the call, and the String copies it before it goes.
+    private static func text(of code: Int32,
+                             _ render: (Int32, UnsafeMutablePointer<CChar>?, Int) -> UnsafeMutablePointer<CChar>?) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
+            buffer.initialize(repeating: 0)
+            _ = render(code, buffer.baseAddress, buffer.count)
+            return String(cString: buffer.baseAddress!)
+        }
     }
 
     /// True when the code is `UV_ECANCELED`: the request was dropped because its handle closed.

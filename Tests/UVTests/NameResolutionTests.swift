@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import UV
 import POSIXSupport
@@ -50,6 +51,17 @@ struct NameResolutionTests {
         #expect(try numericHost("127.0.0.1") == "127.0.0.1")
         #expect(try numericHost("::1") == "::1")
         #expect(try numericHost("localhost") == "127.0.0.1")
+        // A link-local literal keeps its zone, without which it cannot be connected to.
+        #expect(try numericHost("fe80::1%lo") == "fe80::1%lo")
+    }
+
+    @Test("an error's words, for codes libuv knows and for an errno it passes through")
+    func errorWords() {
+        let known = UVError(code: -EADDRINUSE, operation: "uv_tcp_bind 127.0.0.1:1")
+        #expect(known.description == "uv_tcp_bind 127.0.0.1:1: address already in use (EADDRINUSE)")
+        let unknown = UVError(code: -9_999, operation: "resolve x")
+        #expect(unknown.name == "Unknown system error -9999")
+        #expect(unknown.reason == "Unknown system error -9999 (Unknown system error -9999)")
     }
 
     @Test("the blocking client socket says why an address is bad")
