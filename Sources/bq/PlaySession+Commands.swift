@@ -25,7 +25,7 @@ extension PlaySession {
         }
         switch name {
         case "help": say(helpLines(role: view.myRole))
-        case "home": showScreen(view.home())
+        case "home": showScreen(view.home(rows: Terminal.rows))
         case "board": showScreen(view.board())
         case "rewards": showScreen(view.myRole == "birthday" ? view.rewardsList() : view.rewardsList() + [""] + view.rewardsGiven())
         case "timeline": showScreen(view.timelineLines())

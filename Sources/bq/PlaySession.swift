@@ -123,7 +123,7 @@ final class PlaySession: @unchecked Sendable {
         }
         guard mode == .interactive else { return .started }
         let home = client.mirrorSnapshot
-        if let view = home.view { say(PlayView(json: view, style: style).home()) }
+        if let view = home.view { say(PlayView(json: view, style: style).home(rows: Terminal.rows)) }
         guard !json else { return .started }
         if resumed, let view = home.view, let character = view["me"]?["character"]?.stringValue,
            let seen = lastSeen.load(character: character), seen.version < home.version,

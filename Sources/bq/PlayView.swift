@@ -76,7 +76,9 @@ struct PlayView {
         return "Final badge: \(bar) \(unlocked)/\(total) rewards unlocked"
     }
 
-    func home() -> [String] {
+    /// `rows`: the terminal's height, when known. A screen taller than it scrolls its top, with
+    /// the points, off: they are said again at its foot then.
+    func home(rows: Int? = nil) -> [String] {
         var lines = header()
         if myRole == "birthday" { lines.append(badgeLine()) }
         lines.append("")
@@ -92,6 +94,11 @@ struct PlayView {
         }
         lines.append("")
         lines += timelineLines(last: 5)
+        if let rows, lines.count + 1 >= rows {
+            lines.append("")
+            lines.append(pointsLine())
+            if myRole == "birthday" { lines.append(badgeLine()) }
+        }
         lines.append(style.dim("Type help for commands."))
         return lines
     }

@@ -22,8 +22,10 @@ final class Terminal: @unchecked Sendable {
 
     init(colorAllowed: Bool) {
         let tty = isatty(STDOUT_FILENO) == 1
-        let noColorEnv = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-        style = Style(enabled: colorAllowed && tty && !noColorEnv)
+        let environment = ProcessInfo.processInfo.environment
+        let noColorEnv = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        // A terminal that says it takes no escape sequences would show them as text.
+        style = Style(enabled: colorAllowed && tty && !noColorEnv && environment["TERM"] != "dumb")
     }
 
     /// The terminal's width when output goes to one (else `COLUMNS`, else nil: no limit, so a

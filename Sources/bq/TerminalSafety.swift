@@ -21,6 +21,9 @@ extension String {
             case 0x00...0x1F, 0x7F...0x9F: return true
             // Bidirectional marks, embeddings, overrides and isolates.
             case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+            // The line and paragraph separators (a line break to some terminals and viewers),
+            // and the byte-order mark, which shows as nothing.
+            case 0x2028, 0x2029, 0xFEFF: return true
             default: return false
             }
         }

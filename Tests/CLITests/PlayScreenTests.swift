@@ -54,6 +54,46 @@ import Testing
     }
 }
 
+/// The start screen on a terminal too short for it: its top, with the points, scrolls away, so
+/// the points are said again at its foot; on one tall enough, once.
+@Suite struct HomeScreenHeightTests {
+    @Test(arguments: [(UInt16(24), 2), (UInt16(60), 1)])
+    func thePointsAreOnTheScreenWhateverItsHeight(rows: UInt16, times: Int) throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory(),
+                                      rows: rows)
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        let screen = mia.screen.text
+        let foot = screen.components(separatedBy: "Type help for commands.")[0].split(whereSeparator: \.isNewline).suffix(3).joined(separator: "\n")
+        #expect(screen.components(separatedBy: "Points: ").count - 1 == times, "\(screen)")
+        #expect(foot.contains("Points: ") == (times == 2), "\(foot)")
+        #expect(foot.contains("Final badge: ") == (times == 2), "\(foot)")
+        // Ctrl-D once the prompt is drawn: typed before, it waits for a line editor not yet there.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+}
+
+/// A terminal that says it is dumb (`TERM=dumb`) takes no escape sequences: no colours for it.
+@Suite struct DumbTerminalTests {
+    @Test(arguments: ["dumb", "xterm"])
+    func colorsOnlyWhereTheTerminalTakesThem(term: String) throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory(),
+                                      environment: ["TERM": term, "NO_COLOR": nil])
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        let escapes = mia.screen.text.unicodeScalars.contains("\u{1B}")
+        #expect(escapes == (term != "dumb"), "\(mia.screen.text.debugDescription)")
+        // Ctrl-D once the prompt is drawn: typed before, it waits for a line editor not yet there.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+}
+
 /// The board's columns line up whatever the titles are written in.
 @Suite struct BoardLayoutTests {
     @Test func wideTitlesAndLongStatusesKeepTheColumnsInLine() throws {

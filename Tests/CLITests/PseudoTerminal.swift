@@ -13,7 +13,9 @@ final class TerminalProcess: @unchecked Sendable {
     let errors: OutputCollector
     private let exited: DispatchSemaphore
 
-    init(_ arguments: [String], home: URL, columns: UInt16 = 80, rows: UInt16 = 40) throws {
+    /// `environment`: set over the defaults below (nil removes one).
+    init(_ arguments: [String], home: URL, columns: UInt16 = 80, rows: UInt16 = 40,
+         environment extra: [String: String?] = [:]) throws {
         let executable = try bqExecutable()
         // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
         // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
@@ -48,6 +50,7 @@ final class TerminalProcess: @unchecked Sendable {
         environment["COLUMNS"] = nil
         environment["HOME"] = home.path
         environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        for (name, value) in extra { environment[name] = value }
         process.environment = environment
         process.standardInput = slave
         process.standardOutput = slave

@@ -6,7 +6,7 @@ import Testing
     @Test func controlCharactersInAnotherPlayersTextAreShownEscaped() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let sneaky = "line1\nline2\u{1B}[31mRED\u{07}\u{202E}txt.exe"
+        let sneaky = "line1\nline2\u{1B}[31mRED\u{07}\u{202E}txt.exe\u{2028}forged\u{FEFF}"
         let completed = try BQProcess.run(["play"] + server.address + ["--character", "mia", "complete", "c11", "text", sneaky],
                                           home: try makeTemporaryDirectory())
         #expect(completed.status == 0, "\(completed.err)")
@@ -19,7 +19,7 @@ import Testing
         let sam = try BQProcess.run(["play"] + server.address + ["--character", "sam", "show", "c11"],
                                       home: try makeTemporaryDirectory())
         #expect(sam.status == 0, "\(sam.err)")
-        #expect(sam.out.contains("line2^[[31mRED^G<U+202E>txt.exe"), "\(sam.out)")
+        #expect(sam.out.contains("line2^[[31mRED^G<U+202E>txt.exe<U+2028>forged<U+FEFF>"), "\(sam.out)")
         #expect(admin.out.contains("“Bell^G^[]0;owned^G”"), "\(admin.out)")
         for output in [sam.out, admin.out] {
             #expect(!output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" })
