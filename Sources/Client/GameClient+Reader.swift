@@ -16,7 +16,7 @@ extension GameClient {
         // may take. Nothing listening is said at once: no server is there to wait for.
         // On the monotonic clock, as every wait of the client: a wall clock set back would
         // otherwise keep it trying for as long as the clock went back.
-        let deadline = monotonicNanoseconds() + UInt64(options.requestTimeout * 1e9)
+        let deadline = monotonicDeadline(after: options.requestTimeout)
         var backoff = Backoff(options)
         var attempt = 0
         while true {
@@ -45,7 +45,7 @@ extension GameClient {
                     throw .serverFull(message)
                 }
                 let pause = backoff.next()
-                if monotonicNanoseconds() + UInt64(pause * 1e9) < deadline {
+                if monotonicDeadline(after: pause) < deadline {
                     Thread.sleep(forTimeInterval: pause)
                     continue
                 }

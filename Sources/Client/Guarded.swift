@@ -35,7 +35,7 @@ final class Guarded<Value: Sendable>: @unchecked Sendable {
     /// between tries. The try once `seconds` have passed is told so (`expired`), and must
     /// return a result.
     func wait<T>(seconds: Double, _ body: (inout Value, _ expired: Bool) -> T?) -> T {
-        let deadline = monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
+        let deadline = monotonicDeadline(after: seconds)
         condition.lock()
         defer { condition.unlock() }
         var expired = false

@@ -43,19 +43,12 @@ public final class EventStore {
     public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
         self.options = options
         self.path = path
-        // Read before SQLite opens the log: its first connection rebuilds the index from what
-        // is left of the WAL. An index beside no main file (or an empty one, a log begun anew)
-        // is what was left of a log deleted to start again, and says nothing of this one.
-        let index = SQLiteConnection.fileHoldsBytes(path)
-            ? WALIndexHeader.read(logPath: path).flatMap { $0.framesOnlyInWAL > 0 ? $0 : nil } : nil
-        if let index, WALIndexHeader.walSalt(logPath: path) == nil {
-            throw Self.walMissing(path, frames: index.framesOnlyInWAL)
-        }
+        let (recorded, lostWhileClosed) = try Self.checkWALBeforeOpening(path, options: options)
         connection = try options.readOnly
             ? SQLiteConnection.openToRead(path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
             : SQLiteConnection(path: path, readOnly: false)
         do {
-            if let index { try findFramesLost(since: index) }
+            walFramesLost = try lostWhileClosed + (recorded.map(framesLostInRebuild) ?? 0)
             try configure()
         } catch {
             // The connection leaves the files as they were: a refused log is not rewritten.
@@ -65,31 +58,11 @@ public final class EventStore {
         connection.checkpointOnClose(true)
     }
 
-    /// Pages of commits that the WAL held when the log was last written (its index says so) and
-    /// that SQLite could not read back at this open: the WAL was cut short or damaged. They are
-    /// lost; the log reads as it was before them. 0 when none were, or when no index was left.
+    /// Frames (page writes) of commits that the WAL held when the log was last written (its
+    /// index says so) and that are not there now: the WAL was cut short, damaged, or lost to a
+    /// power cut under a `synchronous` setting that does not sync each commit. The log reads as it
+    /// was before them. 0 when none were, or when no index was left (`EventStore+WALCheck`).
     public private(set) var walFramesLost = 0
-
-    /// Compares the index the last writer left (`recorded`) with the one SQLite rebuilt from the
-    /// WAL as this connection first read the log. Frames a checkpoint had copied into the main
-    /// file are not lost with the WAL.
-    private func findFramesLost(since recorded: WALIndexHeader) throws(StorageError) {
-        _ = try connection.integer("PRAGMA schema_version")
-        guard let rebuilt = WALIndexHeader.read(logPath: path), rebuilt.salt == recorded.salt,
-              rebuilt.frames < recorded.frames else { return }
-        walFramesLost = Int(recorded.frames - max(rebuilt.frames, recorded.copied))
-    }
-
-    /// The WAL is gone (or holds not even its header) though its index says it held commits that
-    /// are nowhere else. Refused before SQLite opens the log, which would start a new WAL and
-    /// forget the index: the WAL may have been moved, and can then be put back.
-    private static func walMissing(_ path: String, frames: UInt32) -> StorageError {
-        StorageError(code: SQLITE_CANTOPEN, message: """
-            the write-ahead log \(path)-wal is missing or empty, though its index \(path)-shm says it held \(frames) \
-            pages of commits that are not in \(path): they are lost unless that -wal is put back. Nothing was changed. \
-            To go on without them, move \(path)-shm aside too
-            """)
-    }
 
     /// Whether the log at `path` has a WAL beside it that holds commits (not yet copied into the
     /// main file: a server that did not stop cleanly, or one running now).

@@ -28,6 +28,12 @@ public func monotonicNanoseconds() -> UInt64 {
     nanoseconds(of: CLOCK_MONOTONIC)
 }
 
+/// `monotonicNanoseconds()` `seconds` from now; a negative or NaN wait is none, and one past
+/// about 30 years (an infinite timeout) is that long.
+public func monotonicDeadline(after seconds: Double) -> UInt64 {
+    monotonicNanoseconds() + UInt64((seconds > 0 ? min(seconds, 1e9) : 0) * 1e9)
+}
+
 /// CLOCK_BOOTTIME in nanoseconds: like the monotonic clock, it never jumps, but it also counts
 /// the time the machine was suspended (a laptop's lid closed).
 public func bootTimeNanoseconds() -> UInt64 {

@@ -24,8 +24,9 @@ public enum LogVerifier {
         defer { store.close() }
         var report = Report()
         if store.walFramesLost > 0 {
-            report.problems.append("the -wal was cut short or damaged after the last write: \(store.walFramesLost) pages of its "
-                + "newest commits could not be read back and are lost (the games below are as they were before them)")
+            report.problems.append("the -wal lacks \(store.walFramesLost) frames (page writes) of its newest commits that its "
+                + "index counted (cut short or damaged, or lost to a power cut): they are lost, and the games below are as they "
+                + "were before them")
         }
         (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()
         for game in try store.games() {

@@ -40,6 +40,7 @@ struct BackupCommand: ParsableCommand {
         do throws(StorageError) {
             let store = try EventStore(path: config.databasePath, options: config.readerOptions)
             defer { store.close() }
+            warnOfFramesLost(store, path: config.databasePath, command: "backup")
             try store.backup(to: partial)
         } catch {
             // The copy is written where it was asked for; a log left by a crash needs room where it is, too.

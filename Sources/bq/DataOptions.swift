@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSON
+import EventLog
 import Server
 
 /// Where a server keeps its data, for every command that reads or writes it (`serve`, `log`,
@@ -82,4 +83,14 @@ struct ServerOptions: ParsableArguments {
         if let seed { flags["seed"] = .string(seed) }
         return try location.load(command: "serve", flags: flags)
     }
+}
+
+/// A tool that read a log whose WAL lacked commits its index counted says so: the first to open
+/// the log rebuilds the index, and the server's next start can no longer tell.
+func warnOfFramesLost(_ store: EventStore, path: String, command: String) {
+    guard store.walFramesLost > 0 else { return }
+    let text = "bq \(command): warning: \(path)-wal lacks \(store.walFramesLost) frames (page writes) of its newest commits "
+        + "that its index counted (cut short or damaged, or lost to a power cut): they are lost, and the log is read as it "
+        + "was before them\n"
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }

@@ -30,6 +30,7 @@ struct LogCommand: ParsableCommand {
     private func printEvents(of config: ServerConfig) throws {
         let store = try EventStore(path: config.databasePath, options: config.readerOptions)
         defer { store.close() }
+        warnOfFramesLost(store, path: config.databasePath, command: "log")
         let name = game ?? config.defaultGame
         var cursor = after
         var printed = 0

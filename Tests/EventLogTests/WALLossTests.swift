@@ -6,51 +6,78 @@ import Testing
 /// A WAL deleted, cut short or damaged after a crash loses its commits, and SQLite reads the log
 /// as it was before them without a word. The index the last writer left beside it (`-shm`)
 /// still says how far the WAL reached: a store opened on such a log refuses it when the WAL is
-/// gone (it may be put back), and counts what was lost when the WAL was cut short.
+/// gone (it may be put back) or cut inside what a checkpoint passed (the main file and it no
+/// longer hold together), and counts what was lost when the WAL was cut after that.
 @Suite struct WALLossTests {
-    static let copiedCommits = 3
+    static let firstCommits = 3
     static let laterCommits = 6
+    static var allCommits: Int64 { Int64(firstCommits + laterCommits) }
 
-    /// A log as a crash leaves it: the first commits copied into the main file by a checkpoint,
-    /// the later ones in the WAL alone, and the WAL's index still describing them.
-    private static func crashedLog(at path: String) throws -> WALIndexHeader {
+    /// A log as a crash leaves it, its commits in the WAL and the WAL's index describing them.
+    /// `checkpointed`: a checkpoint got through the first commits (a reader holds it back from
+    /// the later ones, and so the WAL from starting over, as a reader of the server's may).
+    private static func crashedLog(at path: String, checkpointed: Bool = true) throws -> WALIndexHeader {
         let store = try EventStore(path: path, options: StoreOptions(synchronous: .off))
-        for n in 0..<copiedCommits {
+        for n in 0..<firstCommits {
             #expect(store.append(request("main", expected: Int64(n), first: n)) == .committed(version: Int64(n + 1)))
         }
-        try store.executeForTesting("PRAGMA wal_checkpoint(PASSIVE)")
-        for n in copiedCommits..<(copiedCommits + laterCommits) {
+        let reader = try EventStore(path: path, options: StoreOptions(readOnly: true))
+        try reader.executeForTesting("BEGIN")
+        #expect(try reader.version(game: "main") == Int64(firstCommits))
+        for n in firstCommits..<(firstCommits + laterCommits) {
             #expect(store.append(request("main", expected: Int64(n), first: n)) == .committed(version: Int64(n + 1)))
         }
+        if checkpointed { try store.executeForTesting("PRAGMA wal_checkpoint(PASSIVE)") }
+        try reader.executeForTesting("COMMIT")
+        reader.closeLeavingFilesAsFound()
         store.closeLeavingFilesAsFound()
         let index = try #require(WALIndexHeader.read(logPath: path))
-        try #require(index.framesOnlyInWAL > 0, "the later commits are in the WAL alone")
+        try #require(index.framesOnlyInWAL > 0 && (index.copied > 0) == checkpointed, "\(index)")
         return index
     }
 
-    private static func pageSize(_ path: String) -> Int {
-        let data = FileManager.default.contents(atPath: path) ?? Data()
-        let size = Int(data[16]) << 8 | Int(data[17])
-        return size == 1 ? 65_536 : size
+    /// Keeps the WAL's header and its first `frames` frames.
+    private static func cutWAL(_ path: String, keeping frames: Int, pageSize: Int) throws {
+        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "-wal"))
+        try wal.truncate(atOffset: UInt64(32 + frames * (24 + pageSize)))
+        try wal.close()
     }
 
+    private static func contents(_ path: String) -> [Data?] {
+        ["", "-wal", "-shm"].map { FileManager.default.contents(atPath: path + $0) }
+    }
+
+    /// Cut just after what the checkpoint passed: the frames after it are counted, and the log
+    /// reads as it was at the checkpoint.
     @Test(arguments: [false, true])
     func aWALCutShortAfterACrashIsCountedAsLost(readOnly: Bool) throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
             let index = try Self.crashedLog(at: path)
-            // Keep the WAL's header and the frames up to just past those already copied.
-            let frameSize = 24 + Self.pageSize(path)
-            let kept = Int(index.copied) + 1
-            let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "-wal"))
-            try wal.truncate(atOffset: UInt64(32 + kept * frameSize))
-            try wal.close()
-
+            try Self.cutWAL(path, keeping: Int(index.copied) + 1, pageSize: index.pageSize)
             let store = try EventStore(path: path, options: StoreOptions(readOnly: readOnly))
             defer { store.close() }
-            let version = try store.version(game: "main")
-            #expect(version >= Int64(Self.copiedCommits) && version < Int64(Self.copiedCommits + Self.laterCommits))
-            #expect(store.walFramesLost > 0 && store.walFramesLost <= Int(index.framesOnlyInWAL), "\(store.walFramesLost)")
+            #expect(try store.version(game: "main") == Int64(Self.firstCommits))
+            #expect(store.walFramesLost == Int(index.framesOnlyInWAL))
+        }
+    }
+
+    /// Cut inside what the checkpoint passed, the WAL's older pages would be read over the main
+    /// file's newer ones: refused, with nothing changed.
+    @Test(arguments: [false, true])
+    func aWALCutInsideItsCheckpointIsRefusedAndNothingIsChanged(readOnly: Bool) throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let index = try Self.crashedLog(at: path)
+            try Self.cutWAL(path, keeping: Int(index.copied) - 1, pageSize: index.pageSize)
+            let files = Self.contents(path)
+            #expect {
+                try EventStore(path: path, options: StoreOptions(readOnly: readOnly))
+            } throws: { error in
+                "\(error)".contains("\(path)-wal was cut short or damaged inside the part a checkpoint had already copied")
+                    && "\(error)".contains("\(index.frames - index.copied + 1) frames (page writes) of commits are missing")
+            }
+            #expect(Self.contents(path) == files)
         }
     }
 
@@ -59,31 +86,69 @@ import Testing
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
             let index = try Self.crashedLog(at: path)
-            if emptiedInstead {
-                try Data().write(to: URL(fileURLWithPath: path + "-wal"))
-            } else {
-                try FileManager.default.removeItem(atPath: path + "-wal")
-            }
-            let main = FileManager.default.contents(atPath: path), shm = FileManager.default.contents(atPath: path + "-shm")
-
+            try FileManager.default.moveItem(atPath: path + "-wal", toPath: dir + "/aside-wal")
+            if emptiedInstead { try Data().write(to: URL(fileURLWithPath: path + "-wal")) }
+            let files = Self.contents(path)
             for readOnly in [false, true] {
                 #expect {
                     try EventStore(path: path, options: StoreOptions(readOnly: readOnly))
                 } throws: { error in
                     "\(error)".contains("the write-ahead log \(path)-wal is missing or empty, though its index \(path)-shm says "
-                        + "it held \(index.framesOnlyInWAL) pages of commits that are not in \(path)")
+                        + "it held \(index.framesOnlyInWAL) frames (page writes) of commits that are not in \(path)")
+                        && "\(error)".contains("restore the log from a backup")
                 }
             }
-            #expect(FileManager.default.contents(atPath: path) == main)
-            #expect(FileManager.default.contents(atPath: path + "-shm") == shm)
-            #expect(FileManager.default.fileExists(atPath: path + "-wal") == emptiedInstead)
+            #expect(Self.contents(path) == files)
 
-            // As the refusal says: with the index moved aside too, the log opens as the main file has it.
+            // As the refusal says: put back, the WAL is read whole.
+            try? FileManager.default.removeItem(atPath: path + "-wal")
+            try FileManager.default.moveItem(atPath: dir + "/aside-wal", toPath: path + "-wal")
+            let store = try EventStore(path: path)
+            defer { store.close() }
+            #expect(try store.version(game: "main") == Self.allCommits)
+            #expect(store.walFramesLost == 0)
+        }
+    }
+
+    /// Before any checkpoint, the main file alone is the game as it was when the WAL began: the
+    /// refusal says how to go on from it.
+    @Test func aWALDeletedBeforeAnyCheckpointCanBeGoneOnWithout() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            _ = try Self.crashedLog(at: path, checkpointed: false)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect { try EventStore(path: path) } throws: {
+                "\($0)".contains("To go on without them (the game as it was when that -wal began), move \(path)-shm aside too")
+            }
             try FileManager.default.moveItem(atPath: path + "-shm", toPath: dir + "/aside-shm")
             let store = try EventStore(path: path)
             defer { store.close() }
-            #expect(try store.version(game: "main") == Int64(Self.copiedCommits))
             #expect(store.walFramesLost == 0)
+        }
+    }
+
+    /// A WAL whose header was wiped is as good as gone.
+    @Test func aWALWithoutItsHeaderIsRefused() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            _ = try Self.crashedLog(at: path)
+            let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "-wal"))
+            try wal.write(contentsOf: Data(count: 32))
+            try wal.close()
+            #expect { try EventStore(path: path) } throws: { "\($0)".contains("\(path)-wal is missing or empty") }
+        }
+    }
+
+    /// Under a setting that does not sync each commit, a power cut can lose a new WAL after its
+    /// index reached the disk: counted, not refused.
+    @Test func aNewWALGoneUnderSynchronousNormalIsCountedNotRefused() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let index = try Self.crashedLog(at: path, checkpointed: false)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            let store = try EventStore(path: path, options: StoreOptions(synchronous: .normal))
+            defer { store.close() }
+            #expect(store.walFramesLost == Int(index.framesOnlyInWAL))
         }
     }
 
@@ -108,18 +173,18 @@ import Testing
     }
 
     /// No loss is claimed where there is none: a whole WAL after a crash, a cleanly closed log,
-    /// and a second connection opened while the first writes.
+    /// and connections opened while another writes.
     @Test func aWholeWALAStoppedLogAndALiveOneLoseNothing() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
             _ = try Self.crashedLog(at: path)
             let recovered = try EventStore(path: path)
             #expect(recovered.walFramesLost == 0)
-            #expect(try recovered.version(game: "main") == Int64(Self.copiedCommits + Self.laterCommits))
+            #expect(try recovered.version(game: "main") == Self.allCommits)
 
             let reader = try EventStore(path: path, options: StoreOptions(readOnly: true))
             #expect(reader.walFramesLost == 0)
-            #expect(recovered.append(request("main", expected: 9, first: 9)) == .committed(version: 10))
+            #expect(recovered.append(request("main", expected: Self.allCommits, first: 9)) == .committed(version: Self.allCommits + 1))
             let another = try EventStore(path: path)
             #expect(another.walFramesLost == 0)
             reader.close()
@@ -129,7 +194,7 @@ import Testing
             let reopened = try EventStore(path: path)
             defer { reopened.close() }
             #expect(reopened.walFramesLost == 0)
-            #expect(try reopened.version(game: "main") == 10)
+            #expect(try reopened.version(game: "main") == Self.allCommits + 1)
         }
     }
 }

@@ -13,6 +13,12 @@ import Testing
         #expect(!condition.wait(untilMonotonic: 0))
     }
 
+    @Test func aDeadlineIsNeverBeforeNowNorPastThirtyYears() {
+        let now = monotonicNanoseconds()
+        for seconds in [-1, .nan, 0] as [Double] { #expect((now...now + 1_000_000_000).contains(monotonicDeadline(after: seconds))) }
+        for seconds in [.infinity, 1e300] as [Double] { #expect(monotonicDeadline(after: seconds) >= now + 1_000_000_000 * 1_000_000_000) }
+    }
+
     @Test func aBroadcastWakesAWaiterBeforeItsDeadline() {
         final class Flag: @unchecked Sendable { var raised = false }  // guarded by `condition`
         let condition = MonotonicCondition(), flag = Flag()
