@@ -18,6 +18,14 @@ public enum TerminalIO {
         return Int(size.ws_row)
     }
 
+    /// Whether the terminal standard input comes from echoes what is typed (a person at a
+    /// terminal; a program that holds the typing itself, such as an editor's shell buffer,
+    /// turns echo off). False when it is no terminal.
+    public static var echoes: Bool {
+        var settings = termios()
+        return tcgetattr(STDIN_FILENO, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+    }
+
     /// The next byte of standard input, waiting for it; nil at its end or on an error.
     public static func readByte() -> UInt8? {
         var byte: UInt8 = 0

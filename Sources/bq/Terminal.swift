@@ -51,13 +51,20 @@ final class Terminal: @unchecked Sendable {
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
     /// Whether typed lines are edited here (`LineEdit`), so that lines printed meanwhile go
-    /// above them: a person at a terminal on both ends, one that takes cursor moves, and no
-    /// `BQ_PLAIN_INPUT` (set to anything) asking for the terminal driver's own editing.
+    /// above them: a person at a terminal on both ends, and no `BQ_PLAIN_INPUT` (set to
+    /// anything) asking for the terminal driver's own editing. A terminal that takes no cursor
+    /// moves (`TERM=dumb`) is edited here too when it echoes the typing: the driver's editing
+    /// would keep a line typed before some news, unseen, and send it with what is typed after.
+    /// One that does not echo is a program holding the typing itself (an editor's shell buffer),
+    /// and is left to it.
     static let editsLines: Bool = {
         let environment = ProcessInfo.processInfo.environment
-        return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && environment["TERM"] != "dumb"
+        return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && (movesCursor || TerminalIO.echoes)
             && (environment[plainInputVariable] ?? "").isEmpty
     }()
+
+    /// Whether the terminal takes cursor moves: the typing is redrawn in place, else line by line.
+    static let movesCursor = ProcessInfo.processInfo.environment["TERM"] != "dumb"
 
     static let plainInputVariable = "BQ_PLAIN_INPUT"
 
@@ -142,6 +149,8 @@ final class Terminal: @unchecked Sendable {
             editing = after
             switch action {
             case .echo(let bytes): try? FileHandle.standardOutput.write(contentsOf: Data(bytes))
+            case .redraw where !Self.movesCursor:
+                redrawWithoutMoves(before, after)
             case .redraw:
                 clear(before)
                 draw(after)
@@ -165,10 +174,27 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Moves to the start of the prompt's first row and clears from there to the end of the
-    /// screen. Holding `lock`.
+    /// screen; without cursor moves, goes to a new line, leaving the typing above (it is drawn
+    /// again below what comes next). Holding `lock`.
     private func clear(_ shown: Editing) {
+        guard Self.movesCursor else { return writeOut("\n") }
         let rowsAbove = Self.rowsBelowTheFirst(shown.prompt.withoutEscapes + shown.edit.text, width: max(1, Self.columns ?? 80))
         writeOut("\r" + (rowsAbove > 0 ? "\u{1B}[\(rowsAbove)A" : "") + "\u{1B}[J")
+    }
+
+    /// Characters taken off the end are rubbed out with backspaces, as the terminal driver
+    /// does, while the line fits on one row; anything else is drawn again on a new line.
+    /// Holding `lock`.
+    private func redrawWithoutMoves(_ before: Editing, _ after: Editing) {
+        let width = max(1, Self.columns ?? 80)
+        let shown = before.prompt.withoutEscapes + before.edit.text
+        guard before.edit.text.hasPrefix(after.edit.text), after.edit.text != before.edit.text,
+              Self.rowsBelowTheFirst(shown, width: width) == 0 else {
+            clear(before)
+            return draw(after)
+        }
+        let columns = before.edit.text.dropFirst(after.edit.text.count).reduce(0) { $0 + $1.terminalColumns }
+        writeOut(String(repeating: "\u{8} \u{8}", count: columns))
     }
 
     /// The rows `text`, written from the start of a row, takes below its first one, as a terminal

@@ -17,6 +17,36 @@ import Testing
         }
     }
 
+    /// A terminal that takes no cursor moves (`TERM=dumb`) but echoes the typing: the typing is
+    /// still the editor's, drawn again line by line. Left to the terminal driver, a line typed
+    /// before some news was kept unseen and sent with what was typed after it.
+    @Test func onADumbTerminalNewsGoesAboveTheTypingLineByLine() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory(),
+                                      environment: ["TERM": "dumb"])
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("who")
+        #expect(mia.screen.waitFor("who"))
+        let adjust = try BQProcess.run(["admin", "adjust-points", "10", "--reason", "karaoke"] + server.adminFlags)
+        #expect(adjust.status == 0, "\(adjust.err)")
+        #expect(mia.screen.waitFor("+10 ✦"))
+        #expect(mia.screen.waitFor("\n> who"), "the typing again, on a line below the news: \(mia.screen.text.debugDescription)")
+        mia.type("ami\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.debugDescription)")
+        // Backspace rubs out, as the terminal driver would.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("pointz\u{7F}")
+        #expect(mia.screen.waitFor("pointz\u{8} \u{8}"), "\(mia.screen.text.debugDescription)")
+        mia.type("s\r")
+        #expect(mia.screen.waitFor("Points: 10 ✦"), "\(mia.screen.text.debugDescription)")
+        #expect(!mia.screen.text.unicodeScalars.contains("\u{1B}"), "no escape sequence: \(mia.screen.text.debugDescription)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+
     @Test func newsArrivingWhileTypingGoesAboveTheTyping() throws {
         let server = try ServerProcess()
         defer { server.stop() }
