@@ -116,7 +116,7 @@ struct AdminWatch: ParsableCommand {
             throw ExitCode(error.exitStatus)
         }
         let isTerminal = isatty(STDOUT_FILENO) == 1
-        var shown: (version: Int, lines: [String])?
+        var shown: (version: Int, lines: [String], size: [Int?])?
         while true {
             // A burst of patches is one redraw: the signals it left are taken before reading.
             while changed.wait(timeout: .now()) == .success {}
@@ -128,8 +128,10 @@ struct AdminWatch: ParsableCommand {
             }
             // A screen that says the same as the one shown is not drawn again, unless a notice
             // about the connection was printed under it since.
-            if noticeShown.take() || shown?.version != version || shown?.lines != status {
-                shown = (version, status)
+            // A resized terminal has reflowed the old screen: drawn again for the new size.
+            let size = [columns, Terminal.rows]
+            if noticeShown.take() || shown?.version != version || shown?.lines != status || shown?.size != size {
+                shown = (version, status, size)
                 // Redrawing is a terminal's business, colours or not (--no-color, NO_COLOR); a
                 // pipe gets each screen after a separator.
                 if isTerminal {
@@ -215,7 +217,11 @@ enum AdminScreens {
         if !drafts.isEmpty {
             lines.append(style.bold("Dares"))
             for (id, dare) in drafts.sorted(by: { $0.key < $1.key }) {
-                lines.append("  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(padded(dare["status"]?.stringValue ?? "?", 9))  “\(dare["title"]?.stringValue ?? "")”")
+                let head = "  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(padded(dare["status"]?.stringValue ?? "?", 9))  "
+                // Cut to the screen like the events below: a player's long title would wrap the rows under it away.
+                let title = dare["title"]?.stringValue ?? ""
+                let room = columns.map { $0 - head.terminalColumns - 2 } ?? title.terminalColumns
+                lines.append(head + "“" + (title.terminalColumns <= room ? title : room > 1 ? fitted(title, room) : "") + "”")
             }
         }
         lines.append(style.bold(newestEventsHeading))

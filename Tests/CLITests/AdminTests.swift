@@ -348,14 +348,20 @@ import Testing
                                              + server.adminFlags)
             #expect(adjusted.status == 0, "\(adjusted.err)")
         }
+        // A dare's long title is cut to the screen too.
+        let dare = try BQProcess.run(["play"] + server.address + ["--character", "theo", "dare", "save",
+                                      "Sing the whole of Bohemian Rhapsody on the jetty at midnight", "With harmonies", "50"],
+                                     home: try makeTemporaryDirectory())
+        #expect(dare.status == 0, "\(dare.err)")
         let watch = try TerminalProcess(["admin", "watch"] + server.adminFlags, home: try makeTemporaryDirectory(), columns: 80, rows: 24)
-        #expect(watch.screen.waitFor("version 11"), "\(watch.screen.text)")
-        #expect(watch.screen.waitFor("\r\n  v11 "), "\(watch.screen.text)")
+        #expect(watch.screen.waitFor("version 13"), "\(watch.screen.text)")
+        #expect(watch.screen.waitFor("\r\n  v13 "), "\(watch.screen.text)")
         let lastScreen = watch.screen.text.components(separatedBy: "\u{1B}[2J\u{1B}[H").last ?? ""
         let rows = lastScreen.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(rows.count <= 23, "\(rows.count) rows on a screen of 24:\n\(lastScreen)")
         #expect(rows.allSatisfy { $0.count <= 80 }, "a row wider than the screen:\n\(lastScreen)")
-        #expect(rows.first?.contains("· day 1 · version 11") == true && rows.contains { $0.hasPrefix("Points 50 ✦") }, "\(lastScreen)")
+        #expect(rows.first?.contains("· day 1 · version 13") == true && rows.contains { $0.hasPrefix("Points 50 ✦") }, "\(lastScreen)")
+        #expect(rows.contains { $0.contains("dare-theo") && $0.contains("“Sing the whole of") }, "\(lastScreen)")
     }
 
     @Test func aRewardsGiverCanBeForgottenAndThenNoLongerReadsItEarly() throws {
