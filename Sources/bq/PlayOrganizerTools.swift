@@ -51,10 +51,10 @@ extension PlaySession {
     }
 
     func organizerHelpLines() -> [String] {
-        [style.bold("Organizer"),
-         "  force-complete <challenge>, force-unlock <reward> [--no-deduct], final-badge",
-         "  adjust-points <delta> --reason \"...\", set-day <day>, unclaim <character>",
-         "  add-challenge, edit-challenge, add-reward, edit-reward   (<command> --help for their options)",
-         "  log                        the event log"]
+        [style.bold("Organizer")] + helpTable([
+            ("force-complete <challenge>, force-unlock <reward> [--no-deduct], final-badge", ""),
+            ("adjust-points <delta> --reason \"...\", set-day <day>, unclaim <character>", ""),
+            ("add-challenge, edit-challenge, add-reward, edit-reward (<command> --help for their options)", ""),
+            ("log", "the event log")], columns: Terminal.columns)
     }
 }

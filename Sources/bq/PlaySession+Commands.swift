@@ -280,23 +280,18 @@ extension PlaySession {
     }
 
     private func helpLines(role: String) -> [String] {
-        var lines = [style.bold("Commands"),
-                     "  board                      the challenges",
-                     "  rewards                    the rewards",
-                     "  show <id>                  a challenge or reward in full",
-                     "  timeline                   everything that happened",
-                     "  whoami, points, home"]
+        var rows: [(command: String, what: String)] = [
+            ("board", "the challenges"), ("rewards", "the rewards"), ("show <id>", "a challenge or reward in full"),
+            ("timeline", "everything that happened"), ("whoami, points, home", "")]
         if role == "birthday" {
-            lines += ["  complete <id> [photo URL | text \"...\" | done] [--option a|b]"]
-            lines += wrapped("the proof is done when none is given; a 2-in-1 asks which option",
-                             indent: String(repeating: " ", count: 29), columns: Terminal.columns)
-            lines += ["  discover                   reveal the hidden dares (???)",
-                      "  unlock <reward>            spend points on a reward"]
+            rows += [("complete <id> [photo URL | text \"...\" | done] [--option a|b]",
+                      "the proof is done when none is given; a 2-in-1 asks which option"),
+                     ("discover", "reveal the hidden dares (???)"), ("unlock <reward>", "spend points on a reward")]
         } else {
-            lines += ["  dare                       your secret dare and its status",
-                      "  dare save \"title\" \"description\" <25|50|75|100>",
-                      "  dare deliver               send it (no more edits after)"]
+            rows += [("dare", "your secret dare and its status"), ("dare save \"title\" \"description\" <25|50|75|100>", ""),
+                     ("dare deliver", "send it (no more edits after)")]
         }
+        var lines = [style.bold("Commands")] + helpTable(rows, columns: Terminal.columns)
         if role == "organizer" { lines += organizerHelpLines() }
         lines.append("  quit")
         // Prose is broken between words to the terminal's width, not by the terminal mid-word.

@@ -110,3 +110,26 @@ func wrapped(_ text: String, indent: String, columns: Int?) -> [String] {
     if !current.isEmpty || lines.isEmpty { lines.append(indent + current) }
     return lines
 }
+
+/// A help table: each command with what it does beside it, from column `column`, broken
+/// between words to the screen's width (the terminal would break it mid-word); a command too
+/// long for that has its description on the lines under it. A command with no
+/// description (`what` empty) is broken between words like prose.
+func helpTable(_ rows: [(command: String, what: String)], columns: Int?, column wide: Int = 29) -> [String] {
+    // On a narrow screen the descriptions start just after the short commands, for room beside them.
+    let short = rows.filter { !$0.what.isEmpty && $0.command.terminalColumns <= 16 }.map(\.command.terminalColumns).max() ?? 0
+    let column = columns.map { $0 < wide + 30 ? min(wide, short + 4) : wide } ?? wide
+    return rows.flatMap { row -> [String] in
+        let command = "  " + row.command
+        guard !row.what.isEmpty else { return wrapped(row.command, indent: "  ", columns: columns) }
+        let gap = column - command.terminalColumns
+        if gap >= 1, columns.map({ $0 - column >= narrowestWrap }) ?? true {
+            // Beside the command, going on under its first line.
+            var lines = wrapped(row.what, indent: String(repeating: " ", count: column), columns: columns)
+            lines[0] = command + String(repeating: " ", count: gap) + lines[0].dropFirst(column)
+            return lines
+        }
+        let under = columns.map { $0 - column >= narrowestWrap } ?? true ? String(repeating: " ", count: column) : "      "
+        return wrapped(row.command, indent: "  ", columns: columns) + wrapped(row.what, indent: under, columns: columns)
+    }
+}

@@ -76,6 +76,25 @@ import Testing
     }
 }
 
+/// `help` fits the screen: a command's description goes under it where the two would not fit
+/// side by side, broken between words.
+@Suite struct HelpWidthTests {
+    @Test(arguments: [40, 80])
+    func helpFitsTheScreen(columns: Int) throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        for character in ["mia", "sam", "theo"] {
+            let help = try BQProcess.run(["play"] + server.address + ["--character", character, "help"],
+                                         home: try makeTemporaryDirectory(), environment: ["COLUMNS": String(columns)])
+            #expect(help.status == 0, "\(help.err)")
+            let lines = help.out.split(separator: "\n").map(String.init)
+            #expect(lines.allSatisfy { $0.count <= columns }, "\(character) at \(columns) columns:\n\(help.out)")
+            let words = help.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            #expect(words.contains("unlock <reward> spend points on a reward") || character != "mia", "\(help.out)")
+        }
+    }
+}
+
 /// A terminal that says it is dumb (`TERM=dumb`) takes no escape sequences: no colours for it.
 @Suite struct DumbTerminalTests {
     @Test(arguments: ["dumb", "xterm"])
