@@ -43,25 +43,27 @@ public final class EventStore {
     public init(path: String, options: StoreOptions = .init()) throws(StorageError) {
         self.options = options
         self.path = path
-        let (recorded, lostWhileClosed) = try Self.checkWALBeforeOpening(path, options: options)
+        // Before SQLite opens the log: its first connection rebuilds the WAL's index.
+        let framesLost = options.checksWALBeforeOpening ? try Self.framesLostBeforeOpening(path) : 0
         connection = try options.readOnly
             ? SQLiteConnection.openToRead(path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
             : SQLiteConnection(path: path, readOnly: false)
         do {
-            walFramesLost = try lostWhileClosed + (recorded.map(framesLostInRebuild) ?? 0)
             try configure()
         } catch {
             // The connection leaves the files as they were: a refused log is not rewritten.
             connection.close()
             throw error
         }
+        walFramesLost = framesLost
         connection.checkpointOnClose(true)
     }
 
     /// Frames (page writes) of commits that the WAL held when the log was last written (its
-    /// index says so) and that are not there now: the WAL was cut short, damaged, or lost to a
-    /// power cut under a `synchronous` setting that does not sync each commit. The log reads as it
-    /// was before them. 0 when none were, or when no index was left (`EventStore+WALCheck`).
+    /// index says so) and that are not there now: the WAL was cut short (or lost them to a power
+    /// cut under a `synchronous` setting that does not sync each commit). The log reads as it
+    /// was before them. 0 when none were, or when the store did not look
+    /// (`StoreOptions.checksWALBeforeOpening`, `EventStore+WALCheck`).
     public private(set) var walFramesLost = 0
 
     /// Whether the log at `path` has a WAL beside it that holds commits (not yet copied into the

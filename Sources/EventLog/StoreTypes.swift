@@ -154,10 +154,16 @@ public struct StoreOptions: Sendable {
     /// How often, at most, a commit first checks that the log's files are still where they were
     /// opened (`EventStore.filesMovedError`): two `stat`s, which every commit need not pay for.
     public var filesCheckMilliseconds: Int
+    /// Looks, before opening, for commits lost with the WAL after a crash (`EventStore+WALCheck`).
+    /// Only for the first connection a process opens to the file: the look opens and closes the
+    /// WAL's index, and closing any descriptor of a file drops every lock the process holds on
+    /// it, SQLite's on the index included.
+    public var checksWALBeforeOpening: Bool
 
     public init(synchronous: SyncMode = .full, busyTimeoutMilliseconds: Int32 = 5000,
                 walCheckpointPages: Int = 4000, readOnly: Bool = false, checkIntegrity: Bool = true,
-                filesCheckMilliseconds: Int = 100) {
+                filesCheckMilliseconds: Int = 100, checksWALBeforeOpening: Bool = false) {
+        self.checksWALBeforeOpening = checksWALBeforeOpening
         self.filesCheckMilliseconds = filesCheckMilliseconds
         self.checkIntegrity = checkIntegrity
         self.synchronous = synchronous

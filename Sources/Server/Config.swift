@@ -87,6 +87,7 @@ extension ServerConfig {
     /// How `bq log`, `bq verify` and `bq backup` open the log: to read, waiting for a writer's
     /// lock as the server's commits do.
     public var readerOptions: StoreOptions {
-        StoreOptions(busyTimeoutMilliseconds: Int32(clamping: busyTimeoutMilliseconds), readOnly: true)
+        StoreOptions(busyTimeoutMilliseconds: Int32(clamping: busyTimeoutMilliseconds), readOnly: true,
+                     checksWALBeforeOpening: true)
     }
 }

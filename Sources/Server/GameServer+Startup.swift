@@ -170,10 +170,11 @@ extension GameServer {
             """)
     }
 
-    /// The first connection to the log checks its integrity; the others need not again.
+    /// The first connection to the log checks its integrity and looks for commits lost with its
+    /// WAL; the others need not again (and must not look: see `checksWALBeforeOpening`).
     static func storeOptions(_ config: ServerConfig, checkIntegrity: Bool = true) -> StoreOptions {
         StoreOptions(synchronous: config.synchronous, busyTimeoutMilliseconds: Int32(config.busyTimeoutMilliseconds),
-                     checkIntegrity: checkIntegrity)
+                     checkIntegrity: checkIntegrity, checksWALBeforeOpening: checkIntegrity)
     }
 
     /// The file's mode in octal when users other than its owner may read or write it.

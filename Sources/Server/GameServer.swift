@@ -160,9 +160,9 @@ public final class GameServer {
         if store.walFramesLost > 0 {
             // SQLite reads a WAL up to its first frame that fails its checksum, and says nothing.
             logger.error("""
-                the last run's -wal lacks \(store.walFramesLost) frames (page writes) of its newest commits that its index \
-                counted (cut short or damaged since, or lost to a power cut under synchronous normal or off): they are lost, \
-                and the games are served as they were before them (run bq verify to check the rest)
+                the last run's -wal lacks at least \(store.walFramesLost) frames (page writes) of its newest commits that its \
+                index counted (cut short since, or lost to a power cut under synchronous normal or off): they are lost, and \
+                the games are served as they were before them (run bq verify to check the rest)
                 """)
         } else if walLeftBehind {
             // A clean stop copies the WAL into the main file and deletes it.

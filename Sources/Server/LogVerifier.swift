@@ -24,8 +24,8 @@ public enum LogVerifier {
         defer { store.close() }
         var report = Report()
         if store.walFramesLost > 0 {
-            report.problems.append("the -wal lacks \(store.walFramesLost) frames (page writes) of its newest commits that its "
-                + "index counted (cut short or damaged, or lost to a power cut): they are lost, and the games below are as they "
+            report.problems.append("the -wal lacks at least \(store.walFramesLost) frames (page writes) of its newest commits "
+                + "that its index counted (cut short, or lost to a power cut): they are lost, and the games below are as they "
                 + "were before them")
         }
         (report.failedCommits, report.lastFailedCommitAt) = try store.failedCommits()

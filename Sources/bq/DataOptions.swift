@@ -89,8 +89,8 @@ struct ServerOptions: ParsableArguments {
 /// the log rebuilds the index, and the server's next start can no longer tell.
 func warnOfFramesLost(_ store: EventStore, path: String, command: String) {
     guard store.walFramesLost > 0 else { return }
-    let text = "bq \(command): warning: \(path)-wal lacks \(store.walFramesLost) frames (page writes) of its newest commits "
-        + "that its index counted (cut short or damaged, or lost to a power cut): they are lost, and the log is read as it "
+    let text = "bq \(command): warning: \(path)-wal lacks at least \(store.walFramesLost) frames (page writes) of its newest "
+        + "commits that its index counted (cut short, or lost to a power cut): they are lost, and the log is read as it "
         + "was before them\n"
     try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }
