@@ -18,7 +18,7 @@ public enum TerminalIO {
         return Int(size.ws_row)
     }
 
-    /// Whether the terminal standard input comes from echoes what is typed (a person at a
+    /// Whether the terminal that standard input comes from echoes what is typed (a person at a
     /// terminal; a program that holds the typing itself, such as an editor's shell buffer,
     /// turns echo off). False when it is no terminal.
     public static var echoes: Bool {

@@ -40,14 +40,19 @@ import Testing
         return index
     }
 
+    /// The same, its WAL then cut just after the frames a checkpoint passed: the newest commits go.
+    private static func killedThenCut(_ dir: String) throws -> WALIndexHeader {
+        let index = try killedWithChangesInItsWAL(dir)
+        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/birthdayquest.sqlite-wal"))
+        try wal.truncate(atOffset: UInt64(32 + (Int(index.copied) + 1) * (24 + index.pageSize)))
+        try wal.close()
+        return index
+    }
+
     @Test func aStartAndVerifySayThatAWALCutShortAfterAKillLostCommits() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let index = try Self.killedWithChangesInItsWAL(dir.path)
-        // The frames a checkpoint passed, and one more: the newest commits go.
-        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.path + "/birthdayquest.sqlite-wal"))
-        try wal.truncate(atOffset: UInt64(32 + (Int(index.copied) + 1) * (24 + 4096)))
-        try wal.close()
+        let index = try Self.killedThenCut(dir.path)
         let (_, log) = try BQProcess.logOfAStart(dataDirectory: dir.path, logLevel: "notice")
         #expect(log.contains("the last run's -wal lacks at least \(index.framesOnlyInWAL - 1) frames (page writes) of its newest commits"),
                 "\(log)")
@@ -58,10 +63,7 @@ import Testing
     @Test func verifyAndLogSayThatAWALCutShortAfterAKillLostCommits() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
-        let index = try Self.killedWithChangesInItsWAL(dir.path)
-        let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.path + "/birthdayquest.sqlite-wal"))
-        try wal.truncate(atOffset: UInt64(32 + (Int(index.copied) + 1) * (24 + 4096)))
-        try wal.close()
+        let index = try Self.killedThenCut(dir.path)
         // The first to open the log rebuilds the index: whichever tool it is says what was lost.
         let copy = try TempDirectory()
         defer { copy.remove() }
