@@ -16,7 +16,8 @@ extension EventStore {
     /// together as it was before them). Throws, with nothing changed, for a WAL that is gone
     /// or unreadable while its index says it held commits (it may have been moved, and can be
     /// put back), and for one cut short inside what a checkpoint passed (SQLite would lay its
-    /// older pages over the main file's newer ones).
+    /// older pages over the main file's newer ones). What an earlier open's rebuild of the index
+    /// hid (it zeroes `nBackfill`) is not found: a cut below that is counted, not refused.
     static func framesLostBeforeOpening(_ path: String) throws(StorageError) -> Int {
         // An index beside no main file (or an empty one, a log begun anew) was left by a log
         // deleted to start again, and says nothing of this one.
@@ -31,6 +32,9 @@ extension EventStore {
             return 0
         case .salt:
             guard onDisk < Int(index.frames), stillTheSame(index, path) else { return 0 }
+            // Judged by what a checkpoint finished, not by what one began: that the WAL was
+            // synced before, so a power cut never cuts below it (where commits are not synced one
+            // by one, it can cut below what was only begun, or what a rebuild counted as begun).
             if onDisk < Int(index.copied) { throw walCutInsideCheckpoint(path, missing: Int(index.frames) - onDisk) }
             return Int(index.frames) - onDisk
         case .missing, .unreadable:
@@ -51,9 +55,9 @@ extension EventStore {
     // together. Only the whole WAL, or a backup, gives the game back then.
 
     private static func walUnreadable(_ path: String, index: WALIndexHeader) -> StorageError {
-        let goOn = index.copied == 0
+        let goOn = !index.copyMayHaveBegun
             ? "To go on without them (the game as it was when that -wal began), move \(path)-shm aside too"
-            : "Without it, \(path) alone may not hold together (a checkpoint had begun copying the -wal into it): "
+            : "Without it, \(path) alone may not hold together (a checkpoint may have begun copying the -wal into it): "
                 + "if the -wal cannot be put back, restore the log from a backup (bq backup makes them)"
         return StorageError(code: SQLITE_CANTOPEN, message: """
             the write-ahead log \(path)-wal is missing or unreadable, though its index \(path)-shm says it held \
@@ -65,7 +69,7 @@ extension EventStore {
     /// Not `SQLITE_CORRUPT`: the advice for a damaged main file does not fit.
     private static func walCutInsideCheckpoint(_ path: String, missing: Int) -> StorageError {
         StorageError(code: SQLITE_CANTOPEN, message: """
-            the write-ahead log \(path)-wal was cut short inside the part a checkpoint had begun copying into \(path), \
+            the write-ahead log \(path)-wal was cut short inside the part a checkpoint had copied into \(path), \
             and the two no longer hold together: \(missing) frames (page writes) of commits are missing. Nothing was \
             changed. Put the whole -wal back; if it cannot be, restore the log from a backup (bq backup makes them)
             """)

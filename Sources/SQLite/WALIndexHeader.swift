@@ -18,12 +18,16 @@ import Glibc
 package struct WALIndexHeader: Equatable, Sendable {
     /// Frames of the WAL that hold committed pages (`mxFrame`).
     package let frames: UInt32
-    /// Of those, the frames a checkpoint has passed, or began to (`nBackfill`, or
-    /// `nBackfillAttempted` when greater: it is set before the copy, and kept when a rebuild of
-    /// the index sets `nBackfill` back to 0). A checkpoint copies into the main file each page
-    /// whose newest frame is among them, and skips the others, whose newer frames it has not
-    /// reached: the main file alone then holds a mix of older and newer pages.
+    /// Of those, the frames a checkpoint has passed (`nBackfill`, set once the main file is
+    /// synced, after the WAL was: a power cut never leaves the WAL shorter). A checkpoint copies
+    /// into the main file each page whose newest frame is among them, and skips the others,
+    /// whose newer frames it has not reached: the main file alone then holds a mix of older and
+    /// newer pages.
     package let copied: UInt32
+    /// Whether a checkpoint may have begun copying, even if it never finished
+    /// (`nBackfillAttempted`, set before the copy; a rebuild of the index sets it to every
+    /// frame, and `nBackfill` to 0, not knowing): the main file alone may then be such a mix.
+    package let copyMayHaveBegun: Bool
     /// The WAL's salt, byte for byte as in the WAL's own header: another value means another WAL
     /// (started over after a checkpoint, or another log's).
     package let salt: [UInt8]
@@ -45,11 +49,12 @@ package struct WALIndexHeader: Equatable, Sendable {
         let first = bytes[0..<headerSize], second = bytes[headerSize..<2 * headerSize]
         guard first.elementsEqual(second), word(bytes, at: 0) == formatVersion, bytes[12] == 1 else { return nil }
         let frames = word(bytes, at: 16)
-        let copied = max(word(bytes, at: checkpointInfoOffset), word(bytes, at: attemptedOffset))
+        let copied = word(bytes, at: checkpointInfoOffset), attempted = word(bytes, at: attemptedOffset)
         guard copied <= frames else { return nil }
         // A 16-bit field, in which 65,536 is written as 1.
         let size = bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 14, as: UInt16.self)) }
-        return WALIndexHeader(frames: frames, copied: copied, salt: Array(bytes[32..<40]), pageSize: size == 1 ? 65_536 : size)
+        return WALIndexHeader(frames: frames, copied: copied, copyMayHaveBegun: copied > 0 || attempted > 0,
+                              salt: Array(bytes[32..<40]), pageSize: size == 1 ? 65_536 : size)
     }
 
     /// What the header of the WAL beside a log is.

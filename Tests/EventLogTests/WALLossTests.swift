@@ -80,23 +80,47 @@ import Testing
             #expect {
                 try Self.opened(path, readOnly: readOnly)
             } throws: { error in
-                "\(error)".contains("\(path)-wal was cut short inside the part a checkpoint had begun copying into \(path)")
+                "\(error)".contains("\(path)-wal was cut short inside the part a checkpoint had copied into \(path)")
                     && "\(error)".contains("\(index.frames - index.copied + 1) frames (page writes) of commits are missing")
             }
             #expect(Self.contents(path) == files)
         }
     }
 
-    /// An earlier open rebuilt the index, which counts every frame as perhaps copied: a WAL cut
-    /// after that is still refused, not read over the main file.
-    @Test func anIndexRebuiltByAnEarlierOpenStillGuardsTheMainFile() throws {
+    /// A crashed log (no checkpoint) opened once since, as a tool or a start would: SQLite has
+    /// rebuilt its index.
+    private static func rebuiltAfterACrash(at path: String) throws -> WALIndexHeader {
+        _ = try crashedLog(at: path, checkpointed: false)
+        try EventStore(path: path, options: StoreOptions(readOnly: true)).closeLeavingFilesAsFound()
+        return try #require(WALIndexHeader.read(logPath: path))
+    }
+
+    /// An earlier open rebuilt the index: it zeroes what a checkpoint copied and marks every
+    /// frame as perhaps begun. A `-wal` deleted after that is still refused, with the advice for
+    /// a main file that may not hold together alone.
+    @Test func aWALDeletedAfterAnEarlierOpenIsStillRefused() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/log.sqlite"
-            _ = try Self.crashedLog(at: path)
-            try EventStore(path: path, options: StoreOptions(readOnly: true)).closeLeavingFilesAsFound()
-            let rebuilt = try #require(WALIndexHeader.read(logPath: path))
-            try Self.cutWAL(path, keeping: Int(rebuilt.frames) - 1, pageSize: rebuilt.pageSize)
-            #expect { try Self.opened(path) } throws: { "\($0)".contains("was cut short inside the part a checkpoint had begun") }
+            let rebuilt = try Self.rebuiltAfterACrash(at: path)
+            #expect(rebuilt.copied == 0 && rebuilt.copyMayHaveBegun)
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect { try Self.opened(path) } throws: {
+                "\($0)".contains("held \(rebuilt.frames) frames (page writes)") && "\($0)".contains("restore the log from a backup")
+            }
+        }
+    }
+
+    /// Where commits are not synced one by one, a power cut after such an open can lose the
+    /// WAL's newest frames, which the rebuild counted as perhaps begun: counted, not refused
+    /// (the main file and what is left of the WAL hold together).
+    @Test func aWALCutAfterAnEarlierOpenIsCountedNotRefused() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/log.sqlite"
+            let rebuilt = try Self.rebuiltAfterACrash(at: path)
+            try Self.cutWAL(path, keeping: 3, pageSize: rebuilt.pageSize)
+            let store = try Self.opened(path)
+            defer { store.close() }
+            #expect(store.walFramesLost == Int(rebuilt.frames) - 3)
         }
     }
 
