@@ -19,6 +19,15 @@ import Testing
         return dir.path + "/birthdayquest.sqlite"
     }
 
+    /// Runs `body` on the log of a game played as `play` does.
+    private static func withPlayedLog(_ body: (EventStore) throws -> Void) throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: try play(in: dir), options: StoreOptions(synchronous: .full))
+        defer { store.close() }
+        try body(store)
+    }
+
     private static func load(_ store: EventStore) throws -> GameLoader.Loaded {
         try GameLoader.load(game: "main", from: store, idempotencyWindow: 1_000)
     }
@@ -34,69 +43,61 @@ import Testing
     }
 
     @Test func snapshotsThatAgreeAreUsed() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let store = try EventStore(path: try Self.play(in: dir), options: StoreOptions(synchronous: .full))
-        defer { store.close() }
-        let newest = try #require(try store.latestSnapshot(game: "main"))
-        let loaded = try Self.load(store)
-        #expect(loaded.passedOver == nil && loaded.distrusted.isEmpty && loaded.unchecked == nil)
-        #expect(loaded.snapshotVersion == Int(newest.version))
+        try Self.withPlayedLog { store in
+            let newest = try #require(try store.latestSnapshot(game: "main"))
+            let loaded = try Self.load(store)
+            #expect(loaded.passedOver == nil && loaded.distrusted.isEmpty && loaded.unchecked == nil)
+            #expect(loaded.snapshotVersion == Int(newest.version))
+        }
     }
 
     /// Edited, the newest or the one before it: the log from its first event says which, and is
     /// what is served; a sound newest snapshot still stands.
     @Test(arguments: [0, 1])
     func aSnapshotEditedByHandIsFoundAndTheLogServed(fromTheNewest place: Int) throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let store = try EventStore(path: try Self.play(in: dir), options: StoreOptions(synchronous: .full))
-        defer { store.close() }
-        let truth = try Self.load(store).state
-        let snapshots = try store.snapshots(game: "main").sorted { $0.version > $1.version }
-        try #require(snapshots.count >= 3)
-        let edited = snapshots[place]
-        try Self.tamper(store, version: edited.version, edited.state)
+        try Self.withPlayedLog { store in
+            let truth = try Self.load(store).state
+            let snapshots = try store.snapshots(game: "main").sorted { $0.version > $1.version }
+            try #require(snapshots.count >= 3)
+            let edited = snapshots[place]
+            try Self.tamper(store, version: edited.version, edited.state)
 
-        let loaded = try Self.load(store)
-        #expect(loaded.state == truth, "the game served is the log's")
-        #expect(loaded.distrusted.map { "\($0)" }
-                == ["the snapshot at version \(edited.version) differs from its events, replayed from the first at /earned"])
-        #expect(loaded.snapshotVersion == (place == 0 ? 0 : Int(snapshots[0].version)),
-                "a new snapshot is due at the next change only when the newest was the edited one")
+            let loaded = try Self.load(store)
+            #expect(loaded.state == truth, "the game served is the log's")
+            #expect(loaded.distrusted.map { "\($0)" }
+                    == ["the snapshot at version \(edited.version) differs from its events, replayed from the first at /earned"])
+            #expect(loaded.snapshotVersion == (place == 0 ? 0 : Int(snapshots[0].version)),
+                    "a new snapshot is due at the next change only when the newest was the edited one")
+        }
     }
 
     /// An event before the newest snapshot that cannot be read stopped no start-up before the
     /// check, and stops none now: the snapshot is served unchecked, and said to be.
     @Test func aSnapshotThatCannotBeCheckedIsServedAsBefore() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let store = try EventStore(path: try Self.play(in: dir), options: StoreOptions(synchronous: .full))
-        defer { store.close() }
-        let truth = try Self.load(store).state
-        let newest = try #require(try store.latestSnapshot(game: "main"))
-        try store.executeForTesting("UPDATE events SET payload = '{' WHERE game = 'main' AND version = \(newest.version - 1)")
-        let loaded = try Self.load(store)
-        #expect(loaded.state == truth)
-        #expect(loaded.unchecked?.contains("event \(newest.version - 1)") == true, "\(loaded.unchecked ?? "nil")")
-        #expect(loaded.snapshotVersion == Int(newest.version))
+        try Self.withPlayedLog { store in
+            let truth = try Self.load(store).state
+            let newest = try #require(try store.latestSnapshot(game: "main"))
+            try store.executeForTesting("UPDATE events SET payload = '{' WHERE game = 'main' AND version = \(newest.version - 1)")
+            let loaded = try Self.load(store)
+            #expect(loaded.state == truth)
+            #expect(loaded.unchecked?.contains("event \(newest.version - 1)") == true, "\(loaded.unchecked ?? "nil")")
+            #expect(loaded.snapshotVersion == Int(newest.version))
+        }
     }
 
     /// Snapshots that disagree, and an event before both that cannot be read: which one is
     /// wrong cannot be told, and the newest is served as before the check, said to be.
     @Test func snapshotsThatDisagreeOverADamagedLogAreSaidToBeUnchecked() throws {
-        let dir = try TempDirectory()
-        defer { dir.remove() }
-        let store = try EventStore(path: try Self.play(in: dir), options: StoreOptions(synchronous: .full))
-        defer { store.close() }
-        let newest = try #require(try store.latestSnapshot(game: "main"))
-        try Self.tamper(store, version: newest.version, newest.state)
-        try store.executeForTesting("UPDATE events SET payload = '{' WHERE game = 'main' AND version = 3")
-        let loaded = try Self.load(store)
-        #expect(loaded.distrusted.isEmpty)
-        #expect(loaded.unchecked?.hasPrefix("it disagrees with the one before it and the events between them, and which is "
-                + "wrong cannot be told: Game main: event 3") == true, "\(loaded.unchecked ?? "nil")")
-        #expect(loaded.snapshotVersion == Int(newest.version))
+        try Self.withPlayedLog { store in
+            let newest = try #require(try store.latestSnapshot(game: "main"))
+            try Self.tamper(store, version: newest.version, newest.state)
+            try store.executeForTesting("UPDATE events SET payload = '{' WHERE game = 'main' AND version = 3")
+            let loaded = try Self.load(store)
+            #expect(loaded.distrusted.isEmpty)
+            #expect(loaded.unchecked?.hasPrefix("it disagrees with the one before it and the events between them, and which is "
+                    + "wrong cannot be told: Game main: event 3") == true, "\(loaded.unchecked ?? "nil")")
+            #expect(loaded.snapshotVersion == Int(newest.version))
+        }
     }
 
     /// A resume from past an edited snapshot is rebuilt from the log, as start-up's state is.
