@@ -126,9 +126,10 @@ extension GameServer {
                                              distrusted: found.distrusted)
         }
         warnIfSeedUnused(seed, games: played.sorted(), seededNow: seededNow.sorted(), loaded: loaded, logger: logger)
-        if playedBefore, played.isEmpty {
+        if playedBefore, played.isEmpty, unserved.isEmpty {
             // The main file is there but holds no game: its changes lived in a WAL that is gone
             // (deleted, or a copy of the main file alone), or the first launch never finished.
+            // (A log whose games are all unserved, `games` renamed, was warned of above.)
             logger.warning("""
                 the event log \(config.databasePath) holds no game, though \(config.adminKeyPath) is from an earlier launch: \
                 if a game was played with this directory, its changes were lost with the log's -wal file (deleted, or left \
@@ -276,13 +277,17 @@ extension GameServer {
         } catch {
             throw ServerError.startup("Cannot create the event log \(path): \(systemErrorText(error.code))")
         }
-        // An empty file is a new database to SQLite, which would seed a new game in it; after an
-        // earlier launch, it is far more likely a copy that failed or a full disk than a wish.
-        if !created, FileManager.default.fileExists(atPath: config.adminKeyPath),
-           (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int == 0 {
-            throw ServerError.startup("The event log \(path) is empty (0 bytes), though \(config.adminKeyPath) is from an "
-                + "earlier launch: a copy that failed, or a full disk, may have emptied it. Put the log back from a backup; "
-                + "to start a new game instead, delete \(path) first. Nothing was changed")
+        // An empty file is a new database to SQLite, which would seed a new game in it. No launch
+        // leaves one (SQLite writes the log's header as it first opens it, and a first launch that
+        // cannot open its new log deletes it: `removeLogMadeEmpty`), so it is far more likely a
+        // copy that failed or a full disk than a wish. The admin key file is not needed as a sign
+        // of an earlier launch: a configured key leaves none.
+        if !created, isEmptyFile(path) {
+            let sign = FileManager.default.fileExists(atPath: config.adminKeyPath)
+                ? "though \(config.adminKeyPath) is from an earlier launch" : "which no launch of bq serve leaves"
+            throw ServerError.startup("The event log \(path) is empty (0 bytes), \(sign): a copy that failed, or a full "
+                + "disk, may have emptied it. Put the log back from a backup; to start a new game instead, delete \(path) "
+                + "first. Nothing was changed")
         }
         if created, FileManager.default.fileExists(atPath: config.adminKeyPath) {
             logger.warning("""
@@ -296,5 +301,15 @@ extension GameServer {
             }
         }
         return created
+    }
+
+    /// Undoes `makeLogFile` for a first launch that could not open the log it made (a full
+    /// disk, say): the empty file left would make every later start refuse it as emptied.
+    static func removeLogMadeEmpty(_ config: ServerConfig) {
+        if isEmptyFile(config.databasePath) { try? FileManager.default.removeItem(atPath: config.databasePath) }
+    }
+
+    private static func isEmptyFile(_ path: String) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int == 0
     }
 }

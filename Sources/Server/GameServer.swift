@@ -105,7 +105,13 @@ public final class GameServer {
         // the next start takes for an emptied one) or one migrated for good.
         try Secrets.refuseUnusableKeyFile(configured: config.adminKey, path: config.adminKeyPath)
         let logIsNew = try Self.makeLogFile(config, logger: logger)
-        let store = try Self.openLog(config)
+        let store: EventStore
+        do {
+            store = try Self.openLog(config)
+        } catch {
+            if logIsNew { Self.removeLogMadeEmpty(config) }
+            throw error
+        }
         // After the log opens, so that a refused log leaves no new key behind: a key file is
         // what later launches take as the sign that a game was played here.
         do {

@@ -159,20 +159,24 @@ import Server
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"), "a data directory was created")
     }
 
-    /// An emptied log after an earlier launch is refused, not seeded over: a failed copy or a
-    /// full disk, far more often than a wish to start again.
-    @Test func serveRefusesAnEmptiedLog() throws {
+    /// An emptied log is refused, not seeded over: a failed copy or a full disk, far more often
+    /// than a wish to start again. A configured key leaves no key file behind, so the refusal
+    /// cannot wait for one as the sign of an earlier launch.
+    @Test(arguments: [true, false]) func serveRefusesAnEmptiedLog(keyFileLeft: Bool) throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
         _ = try Self.playSession(in: dir)
-        // What a launch without a configured key leaves: the sign that a game was played here.
-        try "kept-key\n".write(toFile: dir.path + "/admin.key", atomically: true, encoding: .utf8)
+        if keyFileLeft {
+            // What a launch without a configured key leaves.
+            try "kept-key\n".write(toFile: dir.path + "/admin.key", atomically: true, encoding: .utf8)
+        }
         let log = dir.path + "/birthdayquest.sqlite"
         try Data().write(to: URL(fileURLWithPath: log))
         let run = try BQRun.run(["serve", "--data", dir.path, "--port", "0", "--seed", Repo.seedPath],
                                 workingDirectory: dir.path, environment: Self.adminEnvironment)
         #expect(run.ending == .exited(1))
-        #expect(run.stderr.contains("is empty (0 bytes)") && run.stderr.contains("Nothing was changed"), "\(run.stderr)")
+        let sign = keyFileLeft ? "though \(dir.path)/admin.key is from an earlier launch" : "which no launch of bq serve leaves"
+        #expect(run.stderr.contains("is empty (0 bytes), \(sign)") && run.stderr.contains("Nothing was changed"), "\(run.stderr)")
         #expect((try FileManager.default.attributesOfItem(atPath: log))[.size] as? Int == 0, "the log was written")
     }
 

@@ -109,4 +109,27 @@ import Testing
         again.signal(SIGTERM)
         #expect(again.waitForExit() == .exited(0))
     }
+
+    /// A first launch that cannot write its new log takes the empty file away again: left, it
+    /// would read as a log emptied since, and every start after would refuse it.
+    @Test(.enabled(if: SmallDisk.canMount, "needs root, and a system that lets it mount a tmpfs"))
+    func aFirstLaunchOnAFullDiskLeavesNoEmptyLogBehind() throws {
+        let disk = try SmallDisk()
+        defer { disk.unmount() }
+        let data = disk.path + "/data"
+        try disk.fill()
+        let full = try BQRun.run(["serve", "--data", data, "--port", "0", "--seed", Repo.seedPath],
+                                 workingDirectory: NSTemporaryDirectory(), environment: ["BQ_ADMIN_KEY": ServerHarness.adminKey])
+        #expect(full.ending == .exited(1))
+        #expect(full.stderr.contains("the disk holding \(data) is full: free some space and start again"), "\(full.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: data + "/birthdayquest.sqlite"), "an empty log was left")
+
+        try disk.free()
+        let again = try BQProcess(dataDirectory: data)
+        let reader = try TestClient(port: again.port)
+        try reader.signInAsAdmin()
+        #expect(try reader.currentVersion() > 0, "seeded")
+        again.signal(SIGTERM)
+        #expect(again.waitForExit() == .exited(0))
+    }
 }

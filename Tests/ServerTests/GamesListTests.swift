@@ -23,6 +23,21 @@ import Testing
         #expect(!lake.stderr.contains("also holds"), "\(lake.stderr)")
     }
 
+    /// A log whose every game is left out (the games renamed) did not lose them: it is
+    /// not said to hold no game, as a log whose `-wal` was lost is.
+    @Test func aLogWhoseGamesAreAllRenamedIsNotTakenForALostLog() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let data = dir.path + "/data"
+        _ = try BQProcess.logOfAStart(dataDirectory: data)
+        // The key file a launch without a configured key leaves: the sign of an earlier launch.
+        try Data(ServerHarness.adminKey.utf8).write(to: URL(fileURLWithPath: data + "/admin.key"))
+        chmod(data + "/admin.key", 0o600)
+        let (_, log) = try BQProcess.logOfAStart(dataDirectory: data, environment: ["BQ_DEFAULT_GAME": "party", "BQ_GAMES": "party"])
+        #expect(log.contains("the log holds a game this server does not serve: main (kept"), "\(log)")
+        #expect(!log.contains("holds no game"), "\(log)")
+    }
+
     @Test func aSeedThatSeedsOnlyAnAddedGameIsSaidSo() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
