@@ -13,15 +13,15 @@ struct AdminConsole: ParsableCommand {
         try connection.withContext(converse)
     }
 
-    /// The operations, one line each: the console's own list, without the options that only
-    /// make sense on a command line (where the server is, the key) or the screens it cannot run.
-    static func consoleHelp() -> String {
+    /// The operations, with what each does beside it, fitted to the screen: the console's own
+    /// list, without the options that only make sense on a command line (where the server is,
+    /// the key) or the screens it cannot run.
+    static func consoleHelp(columns: Int?) -> String {
         let operations = Admin.configuration.subcommands.filter { $0 is any AdminOperation.Type }
-        let width = operations.map { $0.configuration.commandName?.count ?? 0 }.max() ?? 0
-        let lines = operations.map { command in
-            "  " + padded(command.configuration.commandName ?? "", width) + "  " + command.configuration.abstract
-        }
-        return (["Commands (help <command> for its options; quit to leave):"] + lines).joined(separator: "\n")
+        let rows = operations.map { (command: $0.configuration.commandName ?? "", what: $0.configuration.abstract) }
+        let width = rows.map(\.command.terminalColumns).max() ?? 0
+        let heading = wrapped("Commands (help <command> for its options; quit to leave):", indent: "", columns: columns)
+        return (heading + helpTable(rows, columns: columns, column: width + 4)).joined(separator: "\n")
     }
 
     /// Where the console points an organizer to see whether a change was made.
@@ -29,7 +29,8 @@ struct AdminConsole: ParsableCommand {
 
     private func converse(_ context: AdminContext) {
         let terminal = context.terminal
-        terminal.line("Signed in as admin. Type help for the commands, quit to leave.")
+        let greeting = wrapped("Signed in as admin. Type help for the commands, quit to leave.", indent: "", columns: Terminal.columns)
+        terminal.line(greeting.joined(separator: "\n"))
         let prompt = terminal.style.bold("admin> ")
         let turn = ConsoleTurn()
         terminal.whenInterrupted { [client = context.client] in
@@ -56,7 +57,7 @@ struct AdminConsole: ParsableCommand {
             case "help":
                 // `help adjust-points` is that command's help; `help` alone lists what works here.
                 terminal.line(words.count > 1 ? Admin.subcommandHelp([words[1], "--help"]) ?? "Unknown command \(words[1])."
-                                              : Self.consoleHelp())
+                                              : Self.consoleHelp(columns: Terminal.columns))
                 continue
             default: break
             }

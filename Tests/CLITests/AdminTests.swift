@@ -207,6 +207,20 @@ import Testing
         #expect(console.out.contains("Cancelled."))
     }
 
+    /// The console's list fits a narrow screen, broken between words: the terminal would break
+    /// a description mid-word.
+    @Test func consoleHelpFitsTheScreen() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try BQProcess.run(["admin", "console"] + server.adminFlags, stdin: "help\nquit\n",
+                                        environment: ["COLUMNS": "40"])
+        #expect(console.status == 0, "\(console.err)")
+        let lines = console.out.split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.count <= 40 }, "\(console.out)")
+        let words = console.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("adjust-points Add (or, negative, take away) points"), "\(console.out)")
+    }
+
     /// Asking a person "are you sure?" about what the game already shows done would be a
     /// question whose answer does not matter: at a terminal the console says it is done instead.
     /// From a pipe the question always comes, so that the line after a command is its answer.
