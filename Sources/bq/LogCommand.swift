@@ -9,7 +9,7 @@ struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "Print a game's events.")
 
     @OptionGroup var options: DataOptions
-    @Option(help: "The game (default: the configured default game).") var game: String?
+    @Option(help: "The game (default: the configured default game); one the log does not hold is an error.") var game: String?
     @Option(help: "Only events after this version.") var after: Int64 = 0
     @Option(help: "At most this many events.") var limit: Int = 1_000_000
     @Flag(help: "One JSON object per line.") var json = false
@@ -52,10 +52,15 @@ struct LogCommand: ParsableCommand {
                 printed += 1
             }
         }
-        let others = try store.games().filter { $0 != name }
-        if printed == 0 && !json {
-            print("game \(name): no events" + (others.isEmpty ? "" : " (this log holds \(others.joined(separator: ", ")))"))
+        let games = try store.games()
+        let others = games.filter { $0 != name }
+        if printed == 0, !games.contains(name), !others.isEmpty {
+            // A misspelt name, most likely: an exit status a script can tell from a quiet game.
+            let note = "bq log: \(config.databasePath) holds no game \(name); it holds \(others.joined(separator: ", "))\n"
+            try? FileHandle.standardError.write(contentsOf: Data(note.utf8))
+            throw ExitCode.failure
         }
+        if printed == 0 && !json { print("game \(name): no events") }
         // The default game is one of several: said where a person looks, out of the way of a script.
         if game == nil, !others.isEmpty {
             let note = "bq log: this log also holds \(others.joined(separator: ", ")) (bq log --game NAME)\n"

@@ -16,8 +16,16 @@ import Testing
         let read = try BQRun.run(["log", "--data", data], workingDirectory: dir.path)
         #expect(read.ending == .exited(0))
         #expect(read.stderr.contains("bq log: this log also holds lake, lkae (bq log --game NAME)"), "\(read.stderr)")
-        let typo = try BQRun.run(["log", "--data", data, "--game", "lak"], workingDirectory: dir.path)
-        #expect(typo.stdout.contains("game lak: no events (this log holds lake, lkae, main)"), "\(typo.stdout)")
+        for json in [false, true] {
+            let typo = try BQRun.run(["log", "--data", data, "--game", "lak"] + (json ? ["--json"] : []), workingDirectory: dir.path)
+            #expect(typo.ending == .exited(1), "a script can tell a misspelt game from a quiet one")
+            #expect(typo.stderr.contains("bq log: \(data)/birthdayquest.sqlite holds no game lak; it holds lake, lkae, main"),
+                    "\(typo.stderr)")
+            #expect(typo.stdout.isEmpty, "\(typo.stdout)")
+        }
+        let past = try BQRun.run(["log", "--data", data, "--game", "lake", "--after", "1000"], workingDirectory: dir.path)
+        #expect(past.ending == .exited(0))
+        #expect(past.stdout.contains("game lake: no events"), "\(past.stdout)")
         let lake = try BQRun.run(["log", "--data", data, "--game", "lake"], workingDirectory: dir.path)
         #expect(lake.stdout.contains("game_seeded"), "\(lake.stdout)")
         #expect(!lake.stderr.contains("also holds"), "\(lake.stderr)")
