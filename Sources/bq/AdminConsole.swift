@@ -40,7 +40,7 @@ struct AdminConsole: ParsableCommand {
         follow(context, news: news, turn: turn, prompt: prompt)
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
-            guard let line = terminal.readLine(prompt: prompt, showPrompt: false) else {
+            guard let line = terminal.readLine(prompt: prompt, showPrompt: false, remembered: true) else {
                 _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: Self.checkTheLog)
                 return
             }

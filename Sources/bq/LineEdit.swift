@@ -4,8 +4,9 @@
 ///
 /// Only the end of the line is edited: keys append, Backspace takes back the last character,
 /// Ctrl-U the whole line, Ctrl-W the last word; Enter ends the line, Ctrl-D on an empty line
-/// ends the input. Keys that move the cursor or recall history send escape sequences, which
-/// are read and ignored. Fed one byte at a time; no I/O here.
+/// ends the input. Up and Down bring back the lines entered before (`history`), and Down past
+/// the newest the line that was being typed; the other keys that send escape sequences (Left,
+/// Right, Home, ...) are read and ignored. Fed one byte at a time; no I/O here.
 struct LineEdit {
     /// What a byte typed does to the screen.
     enum Action: Equatable {
@@ -27,6 +28,14 @@ struct LineEdit {
 
     private(set) var typed: [UInt8] = []
     private var escape = Escape.none
+    /// Lines entered before, oldest first.
+    private let history: [[UInt8]]
+    /// Which of them is shown (Up was pressed), and what was typed before it was.
+    private var recalled: (index: Int, draft: [UInt8])?
+
+    init(history: [String] = []) {
+        self.history = history.map { Array($0.utf8) }
+    }
 
     private enum Escape {
         case none
@@ -60,8 +69,14 @@ struct LineEdit {
                 return .none
             } else {
                 // Parameters and intermediates are 0x20...0x3F; the final byte ends the sequence.
-                if (0x40...0x7E).contains(byte) { escape = .none }
-                return .none
+                guard (0x40...0x7E).contains(byte) else { return .none }
+                escape = .none
+                // Up and Down, with or without modifiers (`ESC [ 1 ; 5 A`) or in application mode (`ESC O A`).
+                switch byte {
+                case UInt8(ascii: "A"): return recall(by: -1)
+                case UInt8(ascii: "B"): return recall(by: 1)
+                default: return .none
+                }
             }
         }
         switch byte {
@@ -69,7 +84,10 @@ struct LineEdit {
             escape = .started
             return .none
         case 0x0D, 0x0A:
-            defer { typed = [] }
+            defer {
+                typed = []
+                recalled = nil
+            }
             return .done(text)
         case 0x03: return .interrupt
         case 0x1A: return .suspend
@@ -103,5 +121,22 @@ struct LineEdit {
             typed.append(byte)
             return .echo([byte])
         }
+    }
+
+    /// Shows the line `step` places newer (Down) or older (Up) in the history than the one
+    /// shown; past the newest, the draft. Nothing older than the oldest.
+    private mutating func recall(by step: Int) -> Action {
+        let current = recalled?.index ?? history.count
+        let next = current + step
+        guard next >= 0, next <= history.count, next != current else { return .none }
+        let draft = recalled?.draft ?? typed
+        if next == history.count {
+            typed = draft
+            recalled = nil
+        } else {
+            typed = history[next]
+            recalled = (next, draft)
+        }
+        return .redraw
     }
 }

@@ -99,8 +99,9 @@ final class PlaySession: @unchecked Sendable {
         }
     }
 
-    func readInput(_ question: String) -> String? {
-        terminal.readLine(prompt: question)
+    /// `command`: the line is a command, for Up to bring back.
+    func readInput(_ question: String, command: Bool = false) -> String? {
+        terminal.readLine(prompt: question, remembered: command)
     }
 
     // MARK: Running
@@ -199,7 +200,7 @@ final class PlaySession: @unchecked Sendable {
                 _ = mayLeaveKeptChanges(of: client, terminal: terminal, asking: false, check: "the board, the points and the timeline")
             }
         }
-        while let line = readInput(style.bold("> ")) {
+        while let line = readInput(style.bold("> "), command: true) {
             guard let words = splitCommandLine(line) else {
                 refused("A quote is not closed: nothing was sent.")
                 if worst == .ok { worst = .failed }

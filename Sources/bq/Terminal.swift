@@ -15,9 +15,14 @@ final class Terminal: @unchecked Sendable {
     /// Said before Ctrl-C ends the process.
     private var onInterrupt: (@Sendable () -> Void)?
 
+    /// The lines entered at `readLine(prompt:remembered:)` with `remembered`, oldest first, for
+    /// Up and Down to bring back. Only this session's, in memory: never written anywhere.
+    private var history: [String] = []
+    private static let historyLength = 200
+
     private struct Editing {
         let prompt: String
-        var edit = LineEdit()
+        var edit: LineEdit
     }
 
     init(colorAllowed: Bool) {
@@ -94,7 +99,8 @@ final class Terminal: @unchecked Sendable {
     /// Reads the next line typed after `prompt`; nil at the end of input. Edited here when
     /// `editsLines` (the prompt is drawn here then); otherwise read as the terminal driver
     /// gives it, after the prompt when `showPrompt` (a caller that prints its own passes false).
-    func readLine(prompt: String, showPrompt: Bool = true) -> String? {
+    /// `remembered`: a command line, kept for Up to bring back (answers to questions are not).
+    func readLine(prompt: String, showPrompt: Bool = true, remembered: Bool = false) -> String? {
         guard Self.editsLines, RawInput.enter() else {
             if showPrompt { self.prompt(prompt) }
             return Swift.readLine(strippingNewline: true)
@@ -102,7 +108,7 @@ final class Terminal: @unchecked Sendable {
         defer { RawInput.quiet() }
         lock.withLock {
             guard !inputEnded else { return }
-            editing = Editing(prompt: prompt)
+            editing = Editing(prompt: prompt, edit: LineEdit(history: remembered ? history : []))
             writeOut(prompt)
         }
         while true {
@@ -115,6 +121,7 @@ final class Terminal: @unchecked Sendable {
                 continue
             case .done(let line):
                 finishEditing()
+                if remembered { remember(line) }
                 return line
             case .endOfInput:
                 finishEditing()
@@ -163,6 +170,14 @@ final class Terminal: @unchecked Sendable {
             if !TerminalIO.inputArrives(within: 100) { lock.withLock { editing?.edit.escapeAlone() } }
         }
         return action
+    }
+
+    private func remember(_ line: String) {
+        lock.withLock {
+            guard !line.allSatisfy(\.isWhitespace), line != history.last else { return }
+            history.append(line)
+            if history.count > Self.historyLength { history.removeFirst() }
+        }
     }
 
     /// The typing is over: the next output starts on a line of its own.

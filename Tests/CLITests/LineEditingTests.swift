@@ -88,6 +88,39 @@ import Testing
                 "the terminal is given back with its echo, line editing and signal keys")
     }
 
+    /// Up and Down bring back earlier commands, and Down past the newest what was being typed.
+    @Test func upAndDownBringBackEarlierCommands() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("whoami\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.debugDescription)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("points\r")
+        #expect(mia.screen.waitFor("Points: 0 ✦"), "\(mia.screen.text.debugDescription)")
+        #expect(mia.screen.waitFor("> "))
+        // Up twice (the second in application mode, as some terminals send it), then Enter.
+        mia.type("who\u{1B}[A")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> points"), "\(mia.screen.text.debugDescription)")
+        mia.type("\u{1B}OA")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> whoami"), "\(mia.screen.text.debugDescription)")
+        mia.type("\u{1B}[A\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "the oldest stays: \(mia.screen.text.debugDescription)")
+        // Down past the newest gives back the typing.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("poi\u{1B}[A")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> whoami"), "\(mia.screen.text.debugDescription)")
+        mia.type("\u{1B}[B")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> poi"), "\(mia.screen.text.debugDescription)")
+        mia.type("nts\r")
+        #expect(mia.screen.waitFor("Points: 0 ✦"), "\(mia.screen.text.debugDescription)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+
     @Test func ctrlCEndsPlayAndGivesTheTerminalBack() throws {
         let server = try ServerProcess()
         defer { server.stop() }
