@@ -113,7 +113,7 @@ extension GameServer {
         if adminKeyIsGuessable, let seconds = adminKeyGuard.secondsToWait(network, now: now) {
             if let count = throttled.record(.closedAdminSignIn, now: loop.nowMilliseconds) {
                 logger.warning("admin sign-in refused: wrong keys keep \(network) out for \(seconds) s more", metadata: [
-                    "peer": "\(connection.peer)", "since last logged": "\(count)"])
+                    "peer": "\(connection.peer)", "since_last_logged": "\(count)"])
             }
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong admin keys from \(network): try again in \(seconds) s"))
@@ -121,7 +121,10 @@ extension GameServer {
         guard Secrets.constantTimeEquals(key, adminKey) else {
             if adminKeyIsGuessable { adminKeyGuard.wrongGuess(network, now: now) }
             if let count = throttled.record(.wrongAdminKey, now: loop.nowMilliseconds) {
-                logger.warning("wrong admin key", metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
+                // Most often the organizer with an old key, or another data directory's.
+                let right = config.adminKey == nil ? "in \(config.adminKeyPath)" : "the configured admin_key or BQ_ADMIN_KEY"
+                logger.warning("wrong admin key: the right one is \(right)",
+                               metadata: ["peer": "\(connection.peer)", "since_last_logged": "\(count)"])
             }
             return target.error(request.id, ProtocolError(.unauthenticated, "Wrong admin key"))
         }
@@ -138,7 +141,7 @@ extension GameServer {
                 logger.warning("""
                     claim of \(character) refused: wrong PINs keep it closed for \(seconds) s more \
                     (the organizer's unclaim of \(character) opens it)
-                    """, metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)", "since last logged": "\(count)"])
+                    """, metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)", "since_last_logged": "\(count)"])
             }
             return target.error(request.id, ProtocolError(.rateLimited,
                 "Too many wrong PINs for \(character): try again in \(seconds) s"))
@@ -162,7 +165,7 @@ extension GameServer {
                           let count = self.throttled.record(.wrongPIN, now: self.loop.nowMilliseconds) {
                            self.logger.warning("wrong PIN in a claim of \(character): wrong PINs in a row close its claims for a while",
                                                metadata: ["game": "\(hub.name)", "peer": "\(connection.peer)",
-                                                          "since last logged": "\(count)"])
+                                                          "since_last_logged": "\(count)"])
                        }
                    },
                    result: { state in

@@ -274,7 +274,7 @@ public final class GameServer {
             let most = config.limits.maxConnections
             if let count = throttled.record(.serverFull, now: loop.nowMilliseconds) {
                 logger.warning("connection refused: server full (max_connections \(most))",
-                               metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
+                               metadata: ["peer": "\(tcp.peerDescription)", "since_last_logged": "\(count)"])
             }
             return refuse(tcp, "The server is full (\(most) connection\(most == 1 ? "" : "s")); try again later")
         }
@@ -284,7 +284,7 @@ public final class GameServer {
             guard connectionsPerNetwork[network, default: 0] < most else {
                 if let count = throttled.record(.crowdedNetwork, now: loop.nowMilliseconds) {
                     logger.warning("connection refused: too many from one address (max_connections_per_address \(most))",
-                                   metadata: ["peer": "\(tcp.peerDescription)", "since last logged": "\(count)"])
+                                   metadata: ["peer": "\(tcp.peerDescription)", "since_last_logged": "\(count)"])
                 }
                 return refuse(tcp, "Too many connections from \(network) (\(most) at once); close some and try again")
             }
@@ -316,7 +316,7 @@ public final class GameServer {
     /// once per burst: a storm of them must not flood the log.
     private func acceptFailed(_ error: UVError) {
         guard let count = throttled.record(.acceptFailed, now: loop.nowMilliseconds) else { return }
-        logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since last logged": "\(count)"])
+        logger.warning("could not accept a connection", metadata: ["error": "\(error)", "since_last_logged": "\(count)"])
     }
 
     /// Some hub holds a resume until its viewer's budget refills: look every 10 ms (the budget's
@@ -337,7 +337,7 @@ public final class GameServer {
         for finished in rebuilder.takeFinished() {
             if let passedOver = finished.passedOver, let count = throttled.record(.unusableSnapshot, now: loop.nowMilliseconds) {
                 logger.warning("a resume replayed from the first event: \(passedOver) (run bq verify to look for damage)",
-                               metadata: ["game": "\(finished.game)", "since last logged": "\(count)"])
+                               metadata: ["game": "\(finished.game)", "since_last_logged": "\(count)"])
             }
             hubs[finished.game]?.rebuilt(finished)
         }
@@ -350,7 +350,7 @@ public final class GameServer {
         if outcomeUnknown { outage.uncertain += 1 } else { outage.failed += 1 }
         let now = loop.nowMilliseconds
         guard let count = throttled.record(outcomeUnknown ? .commitUncertain : .commitFailed, now: now) else { return }
-        let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since last logged": "\(count)"]
+        let metadata: Logger.Metadata = ["game": "\(game)", "error": "\(error)", "since_last_logged": "\(count)"]
         // A full disk (SQLite may call it an I/O error, when the WAL's index cannot grow) needs
         // space, not a new disk; commits succeed again by themselves once there is room.
         let full = Self.fullDiskHint(config.dataDirectory, advice: "free some space; commits succeed again once there is room")
@@ -376,14 +376,14 @@ public final class GameServer {
     func noteChangeOverBudget(by character: String, game: String) {
         if let count = throttled.record(.changeOverBudget, now: loop.nowMilliseconds) {
             logger.warning("\(character)'s change refused over changes_per_second (\(config.limits.changesPerSecond))",
-                           metadata: ["game": "\(game)", "since last logged": "\(count)"])
+                           metadata: ["game": "\(game)", "since_last_logged": "\(count)"])
         }
     }
 
     func noteRequestOverBudget(from connection: ClientConnection) {
         if let count = throttled.record(.requestOverBudget, now: loop.nowMilliseconds) {
             logger.warning("request refused over requests_per_second (\(config.limits.requestsPerSecond))",
-                           metadata: ["peer": "\(connection.peer)", "since last logged": "\(count)"])
+                           metadata: ["peer": "\(connection.peer)", "since_last_logged": "\(count)"])
         }
     }
 
@@ -397,7 +397,7 @@ public final class GameServer {
                 """, metadata: ["waiting": "\(writerStall.waiting)"])
         }
         for (kind, count) in throttled.takeUnlogged(now: atStop ? nil : now) {
-            logger.log(level: kind.level, kind.rest, metadata: ["since last logged": "\(count)"])
+            logger.log(level: kind.level, kind.rest, metadata: ["since_last_logged": "\(count)"])
         }
     }
 
@@ -471,7 +471,7 @@ public final class GameServer {
         var last: GameHub?
         for item in inbox.takeAll() {
             if let stuck = writerStall.cameBack(now: loop.nowMilliseconds) {
-                logger.notice("commits finish again", metadata: ["stuck for": "\(stuck / 1000) s"])
+                logger.notice("commits finish again", metadata: ["stuck_for": "\(stuck / 1000) s"])
             }
             // Consecutive completions are often of one game: a string compare spares the lookup.
             if last?.name != item.game { last = hubs[item.game] }
