@@ -201,17 +201,28 @@ enum AdminScreens {
         let view = view.terminalSafe
         let game = view["game"] ?? .null
         func number(_ key: String) -> Int { game[key]?.intValue ?? 0 }
-        let named = gameName.map { " · game \($0.terminalSafe)" } ?? ""
-        var lines = [style.bold("\(game["title"]?.stringValue ?? "BirthdayQuest")\(named) · day \(number("day")) · version \(version)")]
-        lines.append("Points \(number("points")) ✦ (earned \(number("earned")), spent \(number("spent")))")
-        lines.append("Challenges \(number("challenges_completed"))/\(number("challenges_total")) done · dares hidden \(number("secrets_hidden")), found \(number("secrets_found")), completed \(number("secrets_completed"))")
-        lines.append("Rewards \(number("rewards_unlocked"))/\(number("rewards_total")) unlocked · final badge " + (game["final_badge"]?.boolValue == true ? style.green("unlocked") : "locked"))
+        let title = [game["title"]?.stringValue ?? "BirthdayQuest"] + (gameName.map { ["game \($0.terminalSafe)"] } ?? [])
+            + ["day \(number("day"))", "version \(version)"]
+        var lines = Self.joined(title, columns: columns).map(style.bold)
+        lines += Self.joined(["Points \(number("points")) ✦ (earned \(number("earned")), spent \(number("spent")))"], columns: columns)
+        lines += Self.joined(["Challenges \(number("challenges_completed"))/\(number("challenges_total")) done",
+                              "dares hidden \(number("secrets_hidden")), found \(number("secrets_found")), completed \(number("secrets_completed"))"],
+                             columns: columns)
+        lines += Self.joined(["Rewards \(number("rewards_unlocked"))/\(number("rewards_total")) unlocked",
+                              "final badge " + (game["final_badge"]?.boolValue == true ? style.green("unlocked") : "locked")], columns: columns)
         lines.append(style.bold("Characters"))
         for (id, character) in (view["characters"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
             let claimed = character["claimed"]?.boolValue == true
-            let online = connected[id].map { $0 == 0 ? style.dim(" · offline") : style.green(" · online") + ($0 > 1 ? " (\($0) connections)" : "") } ?? ""
-            lines.append("  \(padded(id, 8)) \(padded(character["name"]?.stringValue ?? id, 10)) \(padded(character["role"]?.stringValue ?? "?", 10)) "
-                         + (claimed ? style.green("claimed") : style.dim("free")) + (claimed ? online : ""))
+            let role = padded(character["role"]?.stringValue ?? "?", 10)
+            func row(name: Bool, connections: (Int) -> String) -> String {
+                let online = connected[id].map { $0 == 0 ? style.dim(" · offline") : style.green(" · online") + connections($0) } ?? ""
+                return "  \(padded(id, 8)) " + (name ? padded(character["name"]?.stringValue ?? id, 10) + " " : "") + role + " "
+                    + (claimed ? style.green("claimed") : style.dim("free")) + (claimed ? online : "")
+            }
+            let full = row(name: true) { $0 > 1 ? " (\($0) connections)" : "" }
+            // A phone's screen: without the name (the id says it) and with the count short, rather than wrapped.
+            let narrow = columns.map { full.withoutEscapes.terminalColumns > $0 } ?? false
+            lines.append(narrow ? row(name: false) { $0 > 1 ? " (\($0))" : "" } : full)
         }
         let drafts = (view["challenges"]?.objectValue ?? [:]).filter { $0.value["secret"]?.boolValue == true }
         if !drafts.isEmpty {
@@ -230,16 +241,43 @@ enum AdminScreens {
         return lines
     }
 
+    /// `parts` joined with " · ", a new line started between two where the screen would
+    /// otherwise break one of them (a part wider than the screen is still the terminal's to wrap).
+    static func joined(_ parts: [String], columns: Int?) -> [String] {
+        guard let columns else { return [parts.joined(separator: " · ")] }
+        var lines: [String] = []
+        var current = ""
+        for part in parts {
+            let longer = current.isEmpty ? part : current + " · " + part
+            if current.isEmpty || longer.withoutEscapes.terminalColumns <= columns {
+                current = longer
+            } else {
+                lines.append(current)
+                current = part
+            }
+        }
+        return lines + [current]
+    }
+
     /// One event on one line: its data cut at 100 characters, or to what `columns` leaves.
     static func event(_ event: JSONValue, style: Style, columns: Int? = nil) -> String {
         let event = event.terminalSafe
         let version = event["version"]?.intValue ?? 0
-        let at = event["at"]?.stringValue ?? ""
+        var at = event["at"]?.stringValue ?? ""
         let actor = event["actor"]?.stringValue ?? (event["actor"]?.isNull == false ? event["actor"]!.serialized() : "system")
-        let head = "v\(version) \(at) \(event["type"]?.stringValue ?? "?") by \(actor) "
-        let room = columns.map { min(100, $0 - head.terminalColumns) } ?? 100
+        let type = event["type"]?.stringValue ?? "?"
+        func head() -> String { "v\(version) \(at) \(type) by \(actor) " }
+        // A narrow screen, with under 10 columns left for the data: the time of day alone (the
+        // date is the weekend's), and at worst the row cut.
+        if let columns, head().terminalColumns + 10 > columns, at.count >= 19 {
+            at = String(at.dropFirst(11).prefix(8))
+        }
+        if let columns, head().terminalColumns > columns {
+            return fitted(head(), columns)
+        }
+        let room = columns.map { min(100, $0 - head().terminalColumns) } ?? 100
         let data = event["data"].map { $0.serialized(sortedKeys: true) } ?? ""
         let shortData = data.terminalColumns <= room ? data : room > 1 ? fitted(data, room) : ""
-        return "\(style.cyan("v\(version)")) \(style.dim(at)) \(event["type"]?.stringValue ?? "?") by \(actor) \(style.dim(shortData))"
+        return "\(style.cyan("v\(version)")) \(style.dim(at)) \(type) by \(actor) \(style.dim(shortData))"
     }
 }
