@@ -144,6 +144,18 @@ extension Admin {
     /// `currentView`, when given, is the game as it stands, for not asking about what it
     /// already shows done; given only to a person at a terminal (from a pipe, the next line is
     /// the answer, asked or not, so the question always comes).
+    /// Why `words` (an operation and its options) do not parse, as `runConsoleLine` would say
+    /// it; nil when they do, or ask for help: for checking a one-shot before it connects.
+    static func usageProblem(_ words: [String]) -> String? {
+        guard subcommandHelp(words) == nil else { return nil }
+        do {
+            _ = try parseAsRoot(words)
+            return nil
+        } catch {
+            return message(for: error)
+        }
+    }
+
     static func runConsoleLine(_ words: [String], typed: String? = nil, context: AdminContext,
                                currentView: (() -> JSONValue?)? = nil, willPerform: (any AdminOperation) -> Void = { _ in },
                                confirm: (String) -> Bool) -> ConsoleLine {

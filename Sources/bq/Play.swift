@@ -45,8 +45,8 @@ struct Play: ParsableCommand {
     func run() throws {
         let terminal = Terminal(colorAllowed: !noColor)
         let mode: PlayMode = !command.isEmpty ? .oneShot : (script ? .script : .interactive)
-        if let first = command.first, let unknown = PlaySession.unknownOneShotCommand(first) {
-            terminal.error(unknown.terminalSafe)
+        if let problem = PlaySession.oneShotProblem(command) {
+            terminal.error(problem.terminalSafe)
             throw ExitCode.validationFailure
         }
         let path = deviceFile ?? PlayDeviceFile.defaultPath(host: host, port: port, game: game)

@@ -7,21 +7,16 @@ extension PlaySession {
     func execute(_ words: [String]) -> Outcome {
         guard let typed = words.first?.lowercased(), let view = current else { return .failed }
         let name = Self.aliases[typed] ?? typed
-        // The same list a one-shot is checked against before it connects (`unknownOneShotCommand`).
+        // The same list a one-shot is checked against before it connects (`oneShotProblem`).
         guard Self.playerCommands.contains(name) || Self.organizerTools.contains(name) else {
             refused(mode == .oneShot ? Self.unknownOneShotMessage(name) : "Unknown command \(name). Type help for the list.")
             return .usage
         }
         let rest = Array(words.dropFirst())
-        // Among a player's words it would become part of a proof's text, or a usage error that
-        // does not say where it goes (the organizer's tools say so themselves).
-        if rest.contains(where: { $0 == "--idem" || Self.value(of: ["--idem"], in: $0) != nil }), !Self.organizerTools.contains(name) {
-            return usage("--idem goes before the command, in a one-shot: bq play --idem KEY \(name) ...")
-        }
-        // A word too many is a mistake to point out, not to drop: `unlock r09 r10` must not
-        // quietly spend points on r09 alone.
-        if Self.wordlessCommands.contains(name), !rest.isEmpty {
-            return usage("\(name) takes no arguments (got \(rest.joined(separator: " ")))")
+        // The birthday person's `dare` is explained whatever its words (`dare`).
+        if !(name == "dare" && view.myRole == "birthday"),
+           let problem = PlayCommandSyntax.problem(name: name, rest: rest, isOrganizerTool: Self.organizerTools.contains(name)) {
+            return usage(problem)
         }
         switch name {
         case "help": say(helpLines(role: view.myRole))
@@ -32,7 +27,7 @@ extension PlaySession {
         case "whoami": showScreen([view.whoami(), view.pointsLine()])
         case "points": showScreen([view.pointsLine(), view.badgeLine()])
         case "show":
-            guard rest.count == 1, let id = rest.first.map(view.itemId) else { return usage("show <challenge or reward id>") }
+            let id = view.itemId(rest[0])
             guard let card = view.show(id) else {
                 refused("Nothing called \(id) on your board or in the rewards.")
                 return .failed
@@ -45,7 +40,7 @@ extension PlaySession {
                 return [found == 0 ? "No hidden dares right now." : "You found \(found) dare\(found == 1 ? "" : "s")! Type board to see."]
             }
         case "unlock":
-            guard rest.count == 1, let id = rest.first.map(view.itemId) else { return usage("unlock <reward id> (one at a time)") }
+            let id = view.itemId(rest[0])
             // The reply says so when this unlock brings the final badge: after the gift, not as
             // news before it.
             let badgeBefore = view.game["final_badge"]?.boolValue == true
@@ -89,12 +84,18 @@ extension PlaySession {
     private static let playerCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points", "show",
                                               "complete", "discover", "unlock", "dare", "quit"]
 
-    /// Why a one-shot's first word is no command, or nil when it is one: known before the
-    /// server is asked anything, so that a typo signs nobody in (and claims nothing).
-    static func unknownOneShotCommand(_ typed: String) -> String? {
+    /// Why a one-shot's words are no command, or nil when they are one: known before the
+    /// server is asked anything, so that a typo (an unknown command, a word too many, an
+    /// option misspelt) signs nobody in and claims nothing.
+    static func oneShotProblem(_ words: [String]) -> String? {
+        guard let typed = words.first else { return nil }
         let name = aliases[typed.lowercased()] ?? typed.lowercased()
-        guard !playerCommands.contains(name), !organizerTools.contains(name) else { return nil }
-        return unknownOneShotMessage(name)
+        guard playerCommands.contains(name) || organizerTools.contains(name) else { return unknownOneShotMessage(name) }
+        let rest = Array(words.dropFirst())
+        if let problem = PlayCommandSyntax.problem(name: name, rest: rest, isOrganizerTool: organizerTools.contains(name)) {
+            return "Usage: " + problem
+        }
+        return organizerTools.contains(name) ? Admin.usageProblem([name] + rest) : nil
     }
 
     /// `bq play --bogus whoami`: an option bq play does not have reaches here as a word.
@@ -102,10 +103,6 @@ extension PlaySession {
         name.hasPrefix("-") ? "Unknown option \(name) (bq play --help lists them)."
             : "Unknown command \(name) (bq play help lists the commands)."
     }
-
-    /// The commands that take no words after their name.
-    private static let wordlessCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points",
-                                                "discover", "quit"]
 
     private func usage(_ text: String) -> Outcome {
         refused("Usage: \(text)")
@@ -170,47 +167,11 @@ extension PlaySession {
         return .unconfirmed
     }
 
-    /// The value of `--flag=value` when `word` is one of `flags` written that way.
-    private static func value(of flags: [String], in word: String) -> String? {
-        for flag in flags where word.hasPrefix(flag + "=") { return String(word.dropFirst(flag.count + 1)) }
-        return nil
-    }
-
     private func complete(_ words: [String]) -> Outcome {
-        let syntax = "complete <challenge> [photo URL | text \"...\" | done] [--option a|b]"
-        guard let id = words.first.map({ current?.itemId($0) ?? $0 }) else { return usage(syntax) }
-        var option: String?
-        var proofWords: [String] = []
-        var index = 1
-        while index < words.count {
-            if words[index] == "--option" || words[index] == "-o" {
-                guard index + 1 < words.count else { return usage(syntax) }
-                option = words[index + 1].lowercased()
-                index += 2
-            } else if let value = Self.value(of: ["--option", "-o"], in: words[index]) {
-                // `--option=b`: a completion cannot be undone, so option A with "--option=b" in its
-                // proof would be for good.
-                option = value.lowercased()
-                index += 1
-            } else {
-                proofWords.append(words[index])
-                index += 1
-            }
-        }
-        let proof: JSONValue
-        switch proofWords.first?.lowercased() {
-        case nil: proof = ["kind": "done"]
-        case "done":
-            guard proofWords.count == 1 else { return usage(syntax) }
-            proof = ["kind": "done"]
-        case "photo":
-            guard proofWords.count == 2 else { return usage(syntax) }
-            proof = ["kind": "photo", "url": .string(proofWords[1])]
-        case "text":
-            guard proofWords.count >= 2 else { return usage(syntax) }
-            proof = ["kind": "text", "text": .string(proofWords.dropFirst().joined(separator: " "))]
-        default: return usage(syntax)
-        }
+        guard let completion = PlayCommandSyntax.completion(words) else { return usage(PlayCommandSyntax.completeUsage) }
+        let id = current?.itemId(completion.challenge) ?? completion.challenge
+        var option = completion.option
+        let proof = completion.proof
         // A completion cannot be undone: a person at a terminal says which option of a 2-in-1
         // they did rather than have option A recorded for them (a script or a one-shot gets A).
         if option == nil, mode == .interactive, Terminal.stdinIsTerminal, let challenge = current?.json["challenges"]?[id],
@@ -257,24 +218,18 @@ extension PlaySession {
             say([explanation])
             return .ok
         }
-        switch words.first?.lowercased() {
-        case nil, "status":
-            guard words.count <= 1 else { return usage("dare | dare save \"title\" \"description\" <points> | dare deliver") }
-            say(view.dareStatus())
-        case "save":
-            guard words.count == 4, let points = Int(words[3]) else {
-                return usage("dare save \"title\" \"description\" <25|50|75|100>")
-            }
-            return mutate("save_secret", ["title": .string(words[1]), "description": .string(words[2]),
+        switch PlayCommandSyntax.dareAction(words) {
+        case .failure(let usage): return self.usage(usage.text)
+        case .success(.status): say(view.dareStatus())
+        case .success(.save(let title, let description, let points)):
+            return mutate("save_secret", ["title": .string(title), "description": .string(description),
                                           "points": .int(points)]) { reply in
                 ["Saved your dare \(reply.result["challenge"]?.stringValue ?? "") as a draft. Type dare deliver when it is ready."]
             }
-        case "deliver":
-            guard words.count == 1 else { return usage("dare deliver (no more words)") }
+        case .success(.deliver):
             return mutate("deliver_secret", [:]) { reply in
                 ["Delivered your dare \(reply.result["challenge"]?.stringValue ?? ""): it hides behind the ??? now."]
             }
-        default: return usage("dare | dare save \"title\" \"description\" <points> | dare deliver")
         }
         return .ok
     }

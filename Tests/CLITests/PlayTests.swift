@@ -288,6 +288,31 @@ import Testing
         #expect(state.out.contains("Points 15 ✦"), "\(state.out)")
     }
 
+    /// A one-shot's words are checked before it connects: a mistyped option or a word too many
+    /// is a usage error (64) that signs nobody in and claims nothing, as an unknown command is.
+    @Test func aOneShotWithBadWordsClaimsNothing() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let mistakes: [(words: [String], says: String)] = [
+            (["unlock", "r01", "--bogus"], "Usage: unlock <reward id> (one at a time)"),
+            (["complete", "c02", "done", "--opton", "b"], "Usage: complete <challenge>"),
+            (["dare", "save", "Cannonball", "Into the lake", "fifty"], "Usage: dare save"),
+            (["whoami", "please"], "Usage: whoami takes no arguments (got please)"),
+            (["force-unlock", "r01", "--no-deduc"], "Unknown option '--no-deduc'"),
+            (["bogus"], "Unknown command bogus"),
+        ]
+        for mistake in mistakes {
+            let run = try BQProcess.run(["play"] + server.address + ["--character", "dani"] + mistake.words, home: home)
+            #expect(run.status == 64, "\(mistake.words): \(run.err)")
+            #expect(run.err.contains(mistake.says), "\(mistake.words): \(run.err)")
+            #expect(!run.out.contains("You are now"), "signed in: \(run.out)")
+        }
+        let log = try BQProcess.run(["admin", "log", "--port", String(server.port), "--data", server.dataDirectory.path])
+        #expect(log.status == 0, "\(log.err)")
+        #expect(log.out.contains("game_seeded") && !log.out.contains("character_claimed"), "a claim was made: \(log.out)")
+    }
+
     @Test func theTimelineShowsLocalTimeAndDay() throws {
         let server = try ServerProcess()
         defer { server.stop() }
