@@ -138,12 +138,6 @@ enum ConsoleLine {
 }
 
 extension Admin {
-    /// Runs an operation from a console line (`typed`, when known, as the person typed it): its
-    /// help when asked for, the parse, a confirmation before a destructive one (`confirm` gets
-    /// the question), the operation.
-    /// `currentView`, when given, is the game as it stands, for not asking about what it
-    /// already shows done; given only to a person at a terminal (from a pipe, the next line is
-    /// the answer, asked or not, so the question always comes).
     /// Why `words` (an operation and its options) do not parse, as `runConsoleLine` would say
     /// it; nil when they do, or ask for help: for checking a one-shot before it connects.
     static func usageProblem(_ words: [String]) -> String? {
@@ -156,6 +150,12 @@ extension Admin {
         }
     }
 
+    /// Runs an operation from a console line (`typed`, when known, as the person typed it): its
+    /// help when asked for, the parse, a confirmation before a destructive one (`confirm` gets
+    /// the question), the operation.
+    /// `currentView`, when given, is the game as it stands, for not asking about what it
+    /// already shows done; given only to a person at a terminal (from a pipe, the next line is
+    /// the answer, asked or not, so the question always comes).
     static func runConsoleLine(_ words: [String], typed: String? = nil, context: AdminContext,
                                currentView: (() -> JSONValue?)? = nil, willPerform: (any AdminOperation) -> Void = { _ in },
                                confirm: (String) -> Bool) -> ConsoleLine {

@@ -18,6 +18,8 @@ struct LogCommand: ParsableCommand {
         let config = try options.loadExistingLog(command: "log")
         do {
             try printEvents(of: config)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             // A log that SQLite cannot read (damaged, not a database), said as the other
             // commands say it rather than as a bare "Error:".

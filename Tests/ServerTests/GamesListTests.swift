@@ -22,6 +22,7 @@ import Testing
             #expect(typo.stderr.contains("bq log: \(data)/birthdayquest.sqlite holds no game lak; it holds lake, lkae, main"),
                     "\(typo.stderr)")
             #expect(typo.stdout.isEmpty, "\(typo.stdout)")
+            #expect(!typo.stderr.contains("cannot read"), "\(typo.stderr)")
         }
         let past = try BQRun.run(["log", "--data", data, "--game", "lake", "--after", "1000"], workingDirectory: dir.path)
         #expect(past.ending == .exited(0))
