@@ -22,8 +22,9 @@ extension GameClient {
         while true {
             // Never past the deadline by much: a slow try is the last one.
             let left = Int((Int64(bitPattern: deadline) - Int64(bitPattern: monotonicNanoseconds())) / 1_000_000)
-            let wait = min(connectWait(attempt: attempt), max(100, left))
+            let wait = min(options.connectWait(attempt: attempt), max(100, left))
             attempt += 1
+            let began = monotonicNanoseconds()
             let first: BlockingLineSocket
             do {
                 first = try BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait)
@@ -32,7 +33,7 @@ extension GameClient {
                 throw .connectFailed(error.description)
             }
             do {
-                try handshake(first, helloWait: wait)
+                try handshake(first, helloWait: wait, connectingSince: began)
                 markReady(first)
                 let thread = Thread { [self] in readerMain(first) }
                 thread.name = "bq-client-reader"
@@ -71,14 +72,6 @@ extension GameClient {
 
     static let closedByServer = "the server closed the connection"
 
-    /// How long the `attempt`th try (from 0) waits for the connection and the server's `hello`:
-    /// `connectTimeoutMilliseconds`, doubling with each try up to the request timeout, so that a
-    /// network slower than the first wait (a congested hotspot) still gets through.
-    func connectWait(attempt: Int) -> Int {
-        let ceiling = max(options.connectTimeoutMilliseconds, Int(options.requestTimeout * 1000))
-        return min(options.connectTimeoutMilliseconds << min(attempt, 10), ceiling)
-    }
-
     /// No reader thread will run: `close` (from `deinit`) must not wait for one to finish.
     private func markNeverStarted() {
         state.withLock { state in
@@ -116,8 +109,9 @@ extension GameClient {
         while true {
             let stop = state.wait(seconds: backoff.next()) { state, expired in state.closing ? true : expired ? false : nil }
             if stop { return nil }
-            let wait = connectWait(attempt: attempt)
+            let wait = options.connectWait(attempt: attempt, reconnectingAfter: state.withLock { $0.slowestHandshake })
             attempt += 1
+            let began = monotonicNanoseconds()
             if let connection = try? BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait) {
                 // Shown to `close`, which may come while the handshake waits on the server.
                 let closed = state.withLock { state in
@@ -130,7 +124,7 @@ extension GameClient {
                 }
                 defer { state.withLock { $0.connecting = nil } }
                 do {
-                    try handshake(connection, helloWait: wait)
+                    try handshake(connection, helloWait: wait, connectingSince: began)
                     markReady(connection)
                     return connection
                 } catch {
@@ -272,11 +266,15 @@ extension GameClient {
 
     /// On a new connection: the `hello`, then signing in again and resubscribing from the mirror's
     /// version, each awaited here before any queued request is re-sent.
-    func handshake(_ connection: BlockingLineSocket, helloWait: Int) throws {
+    /// `began`: when the connect began (`monotonicNanoseconds`), to learn how long a connect
+    /// and `hello` can take on this network (`slowestHandshake`).
+    func handshake(_ connection: BlockingLineSocket, helloWait: Int, connectingSince began: UInt64) throws {
         let hello = try readJSON(connection, timeoutMilliseconds: helloWait)
         guard hello["push"]?.stringValue == "hello" else {
             throw ClientError.protocolViolation("the first line was not a hello")
         }
+        let took = Int((monotonicNanoseconds() &- began) / 1_000_000)
+        state.withLock { $0.slowestHandshake = max($0.slowestHandshake, took) }
         try handlePush(hello)
         // A full server says hello, then that it is full, then hangs up. One ping before anything
         // else tells that apart from an answer to whatever request happens to be first.

@@ -7,8 +7,8 @@ import POSIXSupport
 public struct ClientOptions: Sendable {
     /// How long `request` waits for a reply by default, reconnects included.
     public var requestTimeout: Double = 30
-    /// The first wait for a connection and the server's `hello`; each later try of the same
-    /// connect or reconnect waits twice as long as the one before, up to `requestTimeout`.
+    /// The first wait for a connection and the server's `hello`; each later try waits twice as
+    /// long as the one before (see `connectWait`).
     public var connectTimeoutMilliseconds = 3000
     /// Reconnect after a lost connection (with backoff), sign in again, resubscribe, re-send.
     public var reconnect = true
@@ -26,6 +26,21 @@ public struct ClientOptions: Sendable {
     public var probeTimeout: Double = 15
 
     public init() {}
+
+    /// How long the `attempt`th try (from 0) of a connect waits for the connection and the
+    /// server's `hello`: `connectTimeoutMilliseconds`, doubling with each try up to the request
+    /// timeout, so that a network slower than the first wait (a congested hotspot) still gets
+    /// through. A reconnect's tries (`slowestHandshake`: the longest connect and `hello` that
+    /// has succeeded, in milliseconds) stop doubling at twice that, and at least twice the
+    /// first wait: each try starts afresh, and a network back while a long try waits on a
+    /// connection lost in the outage would be noticed only once that try gave up, up to
+    /// `requestTimeout` later.
+    public func connectWait(attempt: Int, reconnectingAfter slowestHandshake: Int? = nil) -> Int {
+        let ceiling = max(connectTimeoutMilliseconds, Int(requestTimeout * 1000))
+        let doubled = min(connectTimeoutMilliseconds << min(attempt, 10), ceiling)
+        guard let slowestHandshake else { return doubled }
+        return min(doubled, max(2 * connectTimeoutMilliseconds, 2 * slowestHandshake))
+    }
 }
 
 /// A connection to a BirthdayQuest server that survives server restarts.
@@ -267,6 +282,9 @@ struct ClientState: Sendable {
     var mirror: JSONValue?
     var mirrorVersion = 0
     var reconnects = 0
+    /// The longest a connect and the server's `hello` took among those that succeeded
+    /// (milliseconds): how long a reconnect's tries may need (`ClientOptions.connectWait`).
+    var slowestHandshake = 0
     /// The server's idle timeout, from its `hello`; nil when it has none.
     var idleTimeout: TimeInterval?
     /// The game the server's last `hello` named: its default game.

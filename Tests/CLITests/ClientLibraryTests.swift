@@ -205,6 +205,47 @@ import Testing
         #expect(try client.request("admin", ["key": "k"]).result["role"] == "admin")
     }
 
+    /// A reconnect's tries stop doubling (a network back while a long try waits on a connection
+    /// lost in the outage would be noticed only once that try gave up), but not below what this
+    /// network has been seen to need: twice the slowest handshake that succeeded.
+    @Test func aReconnectsTriesStopDoublingAtTwiceTheSlowestHandshake() {
+        var options = ClientOptions()
+        options.connectTimeoutMilliseconds = 3_000
+        options.requestTimeout = 30
+        #expect((0..<6).map { options.connectWait(attempt: $0) } == [3_000, 6_000, 12_000, 24_000, 30_000, 30_000],
+                "a first connect doubles up to the request timeout")
+        #expect((0..<6).map { options.connectWait(attempt: $0, reconnectingAfter: 40) } == [3_000, 6_000, 6_000, 6_000, 6_000, 6_000])
+        #expect((0..<6).map { options.connectWait(attempt: $0, reconnectingAfter: 5_000) }
+                == [3_000, 6_000, 10_000, 10_000, 10_000, 10_000])
+        #expect(options.connectWait(attempt: 9, reconnectingAfter: 100_000) == 30_000, "never past the request timeout")
+    }
+
+    /// On a network whose hello comes later than twice the first wait, a reconnect still gets
+    /// through: its tries are as long as the first connect showed them to need.
+    @Test func aSlowNetworkStillReconnects() throws {
+        let sends = CallCounter()
+        let fake = FakeServer(lineDelayMilliseconds: 700) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
+            case "set_day":
+                // The first sending ends its connection; the reconnect's is answered.
+                guard sends.next() > 1 else { return [FakeServer.hangUp] }
+                return [["id": id, "ok": true, "version": 2, "result": [:]]]
+            default: return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.connectTimeoutMilliseconds = 200
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.signInAdmin(key: "k")
+        let reply = try client.request("set_day", ["day": 2], timeout: 20)
+        #expect(reply.version == 2)
+        #expect(client.reconnectCount == 1)
+    }
+
     /// A slow link is not a dead one: with replies taking longer than the probe timeout and the
     /// game's pushes flowing, the client measures the round trip and waits for the reply
     /// rather than replacing the connection over and over.
