@@ -225,9 +225,10 @@ extension GameClient {
         // As in `close`: a sender blocked on this connection would otherwise keep the lock.
         connection.shutdownBoth()
         writeLock.lock()
-        let quiet = state.withLock { state in
+        let quiet = state.changing { state in
             state.ready = false
             state.socket = nil
+            state.lostAt = monotonicNanoseconds()
             state.resyncing = false
             // The reader's own requests and abandoned reads are not worth a new connection.
             state.pending = state.pending.filter { $0.value.awaited && !($0.value.abandoned && !$0.value.isMutation) }
@@ -246,6 +247,7 @@ extension GameClient {
             state.generation += 1
             state.socket = connection
             state.ready = true
+            state.lostAt = nil
             let generation = state.generation
             let resend = state.pending.values
                 .filter { $0.outcome == nil && $0.sentGeneration != generation && !($0.abandoned && !$0.isMutation) }

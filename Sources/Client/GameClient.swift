@@ -159,9 +159,11 @@ public final class GameClient: Sendable {
 
     /// Sends a request and waits for its reply; a refusal throws `.refused` with the server's code
     /// and message. Across a reconnect the request is re-sent (same idempotency key) and awaited.
+    /// `offline`: give up once the connection has been lost for that many seconds of the wait
+    /// (a person waiting for the answer is better told it is kept for later).
     public func request(_ op: String, _ args: [String: JSONValue] = [:],
-                        timeout: Double? = nil) throws(ClientError) -> Reply {
-        try send(op, args).wait(timeout: timeout)
+                        timeout: Double? = nil, offline: Double? = nil) throws(ClientError) -> Reply {
+        try send(op, args).wait(timeout: timeout, offline: offline)
     }
 
     /// Stops reconnecting, closes the connection and fails waiting requests with `.closed`.
@@ -189,15 +191,23 @@ public final class GameClient: Sendable {
     }
 
     /// Waits for the reply to request `id` (sent as `op`), which `delivered` keeps once it came.
-    func wait(for id: Int, op: String, delivered: Delivered, timeout: Double?) throws(ClientError) -> Reply {
-        let outcome = state.wait(seconds: timeout ?? options.requestTimeout) { state, expired -> Result<Reply, ClientError>? in
+    func wait(for id: Int, op: String, delivered: Delivered, timeout: Double?, offline: Double? = nil) throws(ClientError) -> Reply {
+        let budget = offline.map { UInt64(max(0, min($0, 86_400)) * 1e9) }
+        let started = monotonicNanoseconds()
+        // When the connection, lost, has been lost for the whole budget of this wait.
+        func due(_ state: ClientState) -> UInt64? {
+            guard let budget, let lost = state.lostAt else { return nil }
+            return max(lost, started) &+ budget
+        }
+        let outcome = state.wait(seconds: timeout ?? options.requestTimeout, dueAt: due) { state, expired -> Result<Reply, ClientError>? in
             if let outcome = delivered.outcome {
                 // An awaited entry still listed is one nobody gave up on: its waiter takes it.
                 state.pending[id] = nil
                 return outcome
             }
             if state.readerDone { return .failure(.closed) }
-            guard expired else { return nil }
+            let offlineTooLong = due(state).map { monotonicNanoseconds() >= $0 } ?? false
+            guard expired || offlineTooLong else { return nil }
             // Kept until its reply comes, which takes its place among the replies (a refusal with
             // `"id": null` is matched by that place). A mutation may have committed: a reconnect
             // still re-sends it with its key, so the server replays rather than applies it twice,
@@ -282,6 +292,8 @@ struct ClientState: Sendable {
     var mirror: JSONValue?
     var mirrorVersion = 0
     var reconnects = 0
+    /// When the connection was lost (`monotonicNanoseconds`); nil while one is ready.
+    var lostAt: UInt64?
     /// The longest a connect and the server's `hello` took among those that succeeded
     /// (milliseconds): how long a reconnect's tries may need (`ClientOptions.connectWait`).
     var slowestHandshake = 0
@@ -368,8 +380,8 @@ public struct PendingRequest: Sendable {
     /// Waits for the reply; see `GameClient.request`. Waiting again returns the same reply; a
     /// wait that ended without one gave the request up (a mutation's late answer goes to the
     /// observer), but a later wait still gets that answer if it has come.
-    public func wait(timeout: Double? = nil) throws(ClientError) -> Reply {
-        try client.wait(for: id, op: op, delivered: delivered, timeout: timeout)
+    public func wait(timeout: Double? = nil, offline: Double? = nil) throws(ClientError) -> Reply {
+        try client.wait(for: id, op: op, delivered: delivered, timeout: timeout, offline: offline)
     }
 }
 

@@ -35,6 +35,13 @@ final class Guarded<Value: Sendable>: @unchecked Sendable {
     /// between tries. The try once `seconds` have passed is told so (`expired`), and must
     /// return a result.
     func wait<T>(seconds: Double, _ body: (inout Value, _ expired: Bool) -> T?) -> T {
+        wait(seconds: seconds, dueAt: { _ in nil }, body)
+    }
+
+    /// As `wait(seconds:_:)`, with a try also at the moment `due` reads from the value (a
+    /// `monotonicNanoseconds` time, nil for none): for something the value holds that falls due
+    /// without a change, which `body` then tells by the clock (it is not `expired`).
+    func wait<T>(seconds: Double, dueAt due: (Value) -> UInt64?, _ body: (inout Value, _ expired: Bool) -> T?) -> T {
         let deadline = monotonicDeadline(after: seconds)
         condition.lock()
         defer { condition.unlock() }
@@ -42,7 +49,8 @@ final class Guarded<Value: Sendable>: @unchecked Sendable {
         while true {
             if let result = body(&value, expired) { return result }
             precondition(!expired, "a wait's last try must give a result")
-            expired = !condition.wait(untilMonotonic: deadline)
+            let wake = min(deadline, due(value) ?? deadline)
+            expired = !condition.wait(untilMonotonic: wake) && wake == deadline
         }
     }
 }

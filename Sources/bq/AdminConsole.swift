@@ -82,7 +82,7 @@ struct AdminConsole: ParsableCommand {
             // so all it can be told is that the change may or may not have been made.
             case .refused(.unconfirmed(let op)):
                 let typed = line.trimmingCharacters(in: .whitespaces)
-                terminal.line(terminal.style.red("✗ ") + (Terminal.stdinIsTerminal ? keptChangeMessage(typed)
+                terminal.line(terminal.style.red("✗ ") + (Terminal.stdinIsTerminal ? keptChangeMessage(typed, connected: context.client.isConnected)
                                                           : unknownOutcomeMessage(typed.isEmpty ? op : typed, checkWith: Self.checkTheLog)))
             case .refused(let error): terminal.line(terminal.style.red("✗ ") + error.description.terminalSafe)
             case .usage(let message): terminal.line(message)

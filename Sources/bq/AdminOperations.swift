@@ -6,17 +6,18 @@ import JSON
 
 /// The result line of a mutation: what changed and the version it committed.
 extension AdminContext {
-    /// What a change that was made says. A replay is the answer to an earlier send of this very
-    /// request (after a lost connection), not a second change.
     /// Makes a change, under the context's key when it has one (so that a late answer can be
-    /// matched with what was held for it), waiting only `offlineWait` when the connection is
-    /// down at the time.
+    /// matched with what was held for it); a person at the game (`offlineWait` set) waits only
+    /// as long as `personsChangeWait` says, then the change is kept for its answer to show later.
     func change(_ op: String, _ args: [String: JSONValue] = [:]) throws(ClientError) -> Reply {
         var args = args
         if let changeKey { args["idem"] = .string(changeKey) }
-        return try client.request(op, args, timeout: requestTimeout)
+        let wait = offlineWait == nil ? nil : client.personsChangeWait
+        return try client.request(op, args, timeout: wait?.timeout, offline: wait?.offline)
     }
 
+    /// What a change that was made says. A replay is the answer to an earlier send of this very
+    /// request (after a lost connection), not a second change.
     func done(_ text: String, _ reply: Reply) -> [String] {
         lastCommit.record(reply.version)
         return [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")

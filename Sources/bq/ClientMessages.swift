@@ -131,9 +131,22 @@ func validateIdempotencyKey(_ key: String?) throws {
 }
 
 /// What an open `bq play` says of a change with no answer yet: it keeps it and sends it again.
-func keptChangeMessage(_ command: String) -> String {
-    "No answer yet to \(command.terminalSafe) (is the server running, and the network up?): it is kept and sent again once the connection "
-        + "is back, and made at most once; its answer will show when it comes. Do not type it again."
+func keptChangeMessage(_ command: String, connected: Bool) -> String {
+    guard connected else {
+        return "No answer yet to \(command.terminalSafe) (is the server running, and the network up?): it is kept and sent again once "
+            + "the connection is back, and made at most once; its answer will show when it comes. Do not type it again."
+    }
+    return "No answer yet to \(command.terminalSafe) (a slow server or network): its answer will show when it comes; if the connection "
+        + "is lost first, it is sent again once it is back, and made at most once. Do not type it again."
+}
+
+extension GameClient {
+    /// How long a change a person at the game makes waits: for its answer, `answerPatience`
+    /// (or less, offline) and never past the request timeout; for a connection that is down,
+    /// `offlineWait`. Then it is kept, its answer shown when it comes, and the person may type.
+    var personsChangeWait: (timeout: Double, offline: Double) {
+        (min(isConnected ? PlaySession.answerPatience : PlaySession.offlineWait, options.requestTimeout), PlaySession.offlineWait)
+    }
 }
 
 /// Leaving gives up the changes kept for sending once the connection is back: a person at a

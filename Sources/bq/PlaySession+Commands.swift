@@ -118,10 +118,8 @@ extension PlaySession {
         args["idem"] = .string(key)
         willChange(own, key: key)
         do {
-            // Offline, a person is not kept from typing for the whole timeout: a quick reconnect
-            // (a restart) still answers in that time; else the change is kept and sent later.
-            let offline = mode == .interactive && !client.isConnected
-            let reply = try client.request(op, args, timeout: offline ? min(Self.offlineWait, client.options.requestTimeout) : nil)
+            let wait = mode == .interactive ? client.personsChangeWait : nil
+            let reply = try client.request(op, args, timeout: wait?.timeout, offline: wait?.offline)
             var lines = success(reply)
             // Run again under `--idem`, a one-shot gets the first run's answer back.
             if reply.replayed, !lines.isEmpty { lines[0] += " (applied once, by an earlier send of this request)" }
@@ -145,8 +143,12 @@ extension PlaySession {
 
     func markChangeKeyUsed() { givenChangeKeyUsed = true }
 
-    /// How long a change sent while offline waits for the connection to come back.
+    /// How long a change a person makes waits for the connection while it is down (a restart
+    /// is over by then).
     static let offlineWait = 3.0
+    /// How long a change a person makes waits for its answer while connected, before it is
+    /// kept for its answer to show later and the person may type again.
+    static let answerPatience = 10.0
 
     /// Shows why a command did not go through. A change with no reply is kept and re-sent while
     /// the game stays open, and its answer shows later; a one-shot or a script ends first, so
@@ -159,7 +161,7 @@ extension PlaySession {
             return .failed
         }
         guard mode != .interactive else {
-            refused(command.map(keptChangeMessage) ?? error.description)
+            refused(command.map { keptChangeMessage($0, connected: client.isConnected) } ?? error.description)
             return .failed
         }
         let retry = mode == .oneShot ? key.map { "bq play --idem \($0) with the same command" } : nil

@@ -220,6 +220,47 @@ import Testing
         #expect(options.connectWait(attempt: 9, reconnectingAfter: 100_000) == 30_000, "never past the request timeout")
     }
 
+    /// A change whose connection is lost while it waits, and stays lost, ends as unconfirmed
+    /// once it has been offline for the wait's `offline` seconds (a person is told it is kept,
+    /// and may type again), not after the whole timeout, an hour here.
+    @Test func aWaitGivesUpOnceOfflineForItsBudget() throws {
+        let fake = FakeServer(afterHello: { connection in connection > 1 ? [FakeServer.hangUp] : [] }) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
+            // Lost with its connection; every reconnect is hung up on before it is signed in.
+            default: return [FakeServer.hangUp]
+            }
+        }
+        defer { fake.stop() }
+        let client = try GameClient.connect(port: fake.port, options: fastOptions())
+        defer { client.close() }
+        try client.signInAdmin(key: "k")
+        let change = client.send("set_day", ["day": 2])
+        final class Outcome: @unchecked Sendable {
+            /// Written before `ended` is signalled, read after.
+            var error: ClientError?
+            let ended = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        Thread {
+            do { _ = try change.wait(timeout: 3_600, offline: 0.3) } catch let error as ClientError { outcome.error = error } catch {}
+            outcome.ended.signal()
+        }.start()
+        // Bounded only so that a wait that keeps to its hour fails here, not the whole run.
+        guard outcome.ended.wait(timeout: .now() + 30) == .success else {
+            Issue.record("still waiting, offline for 30 s")
+            client.close()
+            outcome.ended.wait()
+            return
+        }
+        guard case .unconfirmed(op: "set_day") = outcome.error else {
+            Issue.record("\(String(describing: outcome.error))")
+            return
+        }
+        #expect(client.keptMutations.map(\.op) == ["set_day"], "kept, to be sent again once the connection is back")
+    }
+
     /// On a network whose hello comes later than twice the first wait, a reconnect still gets
     /// through: its tries are as long as the first connect showed them to need.
     @Test func aSlowNetworkStillReconnects() throws {
