@@ -12,20 +12,28 @@ import Testing
         let path: String
 
         static let canMount: Bool = {
+            let prefix = Self.prefix
             guard getuid() == 0 else { return false }
-            // A run killed mid-test left its disk mounted: taken down first.
+            // A run killed mid-test left its disk mounted: taken down first, but only where the
+            // process named in its path is gone. Another run of the suite on this machine may be
+            // filling its own, whose path would then lead to the disk under it.
             let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
             for line in mounts.split(separator: "\n") {
                 let fields = line.split(separator: " ")
-                if fields.count > 1, fields[0] == "tmpfs", fields[1].contains("/bq-full-") { _ = run("/bin/umount", ["-l", String(fields[1])]) }
+                guard fields.count > 1, fields[0] == "tmpfs", let name = fields[1].split(separator: "/").last,
+                      name.hasPrefix(prefix), let owner = pid_t(name.dropFirst(prefix.count).prefix { $0 != "-" }),
+                      kill(owner, 0) != 0, errno == ESRCH else { continue }
+                _ = run("/bin/umount", ["-l", String(fields[1])])
             }
             guard let disk = try? SmallDisk() else { return false }
             disk.unmount()
             return true
         }()
 
+        private static let prefix = "bq-full-"
+
         init() throws {
-            path = NSTemporaryDirectory() + "bq-full-" + UUID().uuidString
+            path = NSTemporaryDirectory() + Self.prefix + "\(getpid())-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", path]) else {
                 try? FileManager.default.removeItem(atPath: path)
@@ -35,6 +43,9 @@ import Testing
 
         /// Writes a file until the disk has no room left.
         func fill() throws {
+            // Never the disk under the mount point, should the small one be gone.
+            let size = (try? FileManager.default.attributesOfFileSystem(forPath: path))?[.systemSize] as? Int
+            guard let size, size <= 8 << 20 else { throw HarnessError("\(path) is no longer a small tmpfs of its own") }
             let filler = path + "/filler"
             _ = FileManager.default.createFile(atPath: filler, contents: nil)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
