@@ -141,13 +141,32 @@ extension Admin {
     /// Why `words` (an operation and its options) do not parse, as `runConsoleLine` would say
     /// it; nil when they do, or ask for help: for checking a one-shot before it connects.
     static func usageProblem(_ words: [String]) -> String? {
-        guard subcommandHelp(words) == nil else { return nil }
+        guard subcommandHelp(words) == nil, case .failure(let usage) = parseConsoleLine(words) else { return nil }
+        return usage.message
+    }
+
+    private struct ConsoleUsage: Error {
+        let message: String
+    }
+
+    /// `words` parsed, or why they cannot run from a console line (or a one-shot `bq play`):
+    /// ArgumentParser's words for bad options, or a key typed among a change's words.
+    private static func parseConsoleLine(_ words: [String]) -> Result<any ParsableCommand, ConsoleUsage> {
+        let command: any ParsableCommand
         do {
-            _ = try parseAsRoot(words)
-            return nil
+            command = try parseAsRoot(words)
         } catch {
-            return message(for: error)
+            return .failure(ConsoleUsage(message: message(for: error)))
         }
+        // A console already makes each change at most once, under a key of its own, and tells
+        // its late answer; a key typed among a command's words would be silently set aside.
+        if let change = command as? any AdminChange, change.change.idem != nil {
+            let name = words[0]
+            return .failure(ConsoleUsage(message: "--idem is for running a one-shot again with the key it printed, the way it "
+                + "first ran: bq admin \(name) ... --idem KEY, or bq play --idem KEY \(name) ... (a key belongs to whoever sent "
+                + "the change). A console needs none: it makes each change at most once by itself."))
+        }
+        return .success(command)
     }
 
     /// Runs an operation from a console line (`typed`, when known, as the person typed it): its
@@ -161,20 +180,11 @@ extension Admin {
                                confirm: (String) -> Bool) -> ConsoleLine {
         if let help = subcommandHelp(words) { return .output([help]) }
         let command: any ParsableCommand
-        do {
-            command = try parseAsRoot(words)
-        } catch {
-            return .usage(message(for: error))
+        switch parseConsoleLine(words) {
+        case .success(let parsed): command = parsed
+        case .failure(let usage): return .usage(usage.message)
         }
         guard var operation = command as? any AdminOperation else { return .notAnOperation }
-        // A console already makes each change at most once, under a key of its own, and tells
-        // its late answer; a key typed among a command's words would be silently set aside.
-        if let change = operation as? any AdminChange, change.change.idem != nil {
-            let name = words[0]
-            return .usage("--idem is for running a one-shot again with the key it printed, the way it first ran: "
-                + "bq admin \(name) ... --idem KEY, or bq play --idem KEY \(name) ... (a key belongs to whoever sent the change). "
-                + "A console needs none: it makes each change at most once by itself.")
-        }
         operation.resolveIds(context)
         // The question repeats the line as typed when it is known, else quotes what had them.
         let asked = typed?.trimmingCharacters(in: .whitespaces)

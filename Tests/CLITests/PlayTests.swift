@@ -300,6 +300,7 @@ import Testing
             (["dare", "save", "Cannonball", "Into the lake", "fifty"], "Usage: dare save"),
             (["whoami", "please"], "Usage: whoami takes no arguments (got please)"),
             (["force-unlock", "r01", "--no-deduc"], "Unknown option '--no-deduc'"),
+            (["adjust-points", "5", "--reason", "karaoke", "--idem", "k1"], "--idem is for running a one-shot again"),
             (["bogus"], "Unknown command bogus"),
         ]
         for mistake in mistakes {
