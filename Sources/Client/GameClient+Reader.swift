@@ -109,7 +109,9 @@ extension GameClient {
         while true {
             let stop = state.wait(seconds: backoff.next()) { state, expired in state.closing ? true : expired ? false : nil }
             if stop { return nil }
-            let wait = options.connectWait(attempt: attempt, reconnectingAfter: state.withLock { $0.slowestHandshake })
+            let (slowest, lost) = state.withLock { ($0.slowestHandshake, $0.lostAt ?? monotonicNanoseconds()) }
+            let offline = Int(min((monotonicNanoseconds() &- lost) / 1_000_000, UInt64(Int.max)))
+            let wait = options.connectWait(attempt: attempt, reconnectingAfter: slowest, offline: offline)
             attempt += 1
             let began = monotonicNanoseconds()
             if let connection = try? BlockingLineSocket(host: host, port: port, connectTimeoutMilliseconds: wait) {

@@ -30,16 +30,18 @@ public struct ClientOptions: Sendable {
     /// How long the `attempt`th try (from 0) of a connect waits for the connection and the
     /// server's `hello`: `connectTimeoutMilliseconds`, doubling with each try up to the request
     /// timeout, so that a network slower than the first wait (a congested hotspot) still gets
-    /// through. A reconnect's tries (`slowestHandshake`: the longest connect and `hello` that
-    /// has succeeded, in milliseconds) stop doubling at twice that, and at least twice the
-    /// first wait: each try starts afresh, and a network back while a long try waits on a
-    /// connection lost in the outage would be noticed only once that try gave up, up to
-    /// `requestTimeout` later.
-    public func connectWait(attempt: Int, reconnectingAfter slowestHandshake: Int? = nil) -> Int {
+    /// through. A reconnect's tries stop doubling sooner: each starts afresh, and a network back
+    /// while a long try waits on a connection lost in the outage would be noticed only once that
+    /// try gave up. Their cap is twice the first wait, twice `slowestHandshake` (the longest
+    /// connect and `hello` that has succeeded, in milliseconds), or a quarter of the time the
+    /// connection has been lost (`offline`, milliseconds), whichever is longest: a network back
+    /// after an outage is found within about a quarter of the outage, and one that has become
+    /// slower than every try so far still gets through, once the tries have grown to it.
+    public func connectWait(attempt: Int, reconnectingAfter slowestHandshake: Int? = nil, offline: Int = 0) -> Int {
         let ceiling = max(connectTimeoutMilliseconds, Int(requestTimeout * 1000))
         let doubled = min(connectTimeoutMilliseconds << min(attempt, 10), ceiling)
         guard let slowestHandshake else { return doubled }
-        return min(doubled, max(2 * connectTimeoutMilliseconds, 2 * slowestHandshake))
+        return min(doubled, max(2 * connectTimeoutMilliseconds, 2 * slowestHandshake, offline / 4))
     }
 }
 

@@ -207,7 +207,8 @@ import Testing
 
     /// A reconnect's tries stop doubling (a network back while a long try waits on a connection
     /// lost in the outage would be noticed only once that try gave up), but not below what this
-    /// network has been seen to need: twice the slowest handshake that succeeded.
+    /// network has been seen to need (twice the slowest handshake that succeeded), and not below
+    /// a quarter of the time offline (a network that became slower still gets through).
     @Test func aReconnectsTriesStopDoublingAtTwiceTheSlowestHandshake() {
         var options = ClientOptions()
         options.connectTimeoutMilliseconds = 3_000
@@ -218,6 +219,9 @@ import Testing
         #expect((0..<6).map { options.connectWait(attempt: $0, reconnectingAfter: 5_000) }
                 == [3_000, 6_000, 10_000, 10_000, 10_000, 10_000])
         #expect(options.connectWait(attempt: 9, reconnectingAfter: 100_000) == 30_000, "never past the request timeout")
+        // A network that became slower than every try: the tries grow with the time offline.
+        #expect([0, 20_000, 40_000, 80_000, 200_000].map { options.connectWait(attempt: 5, reconnectingAfter: 40, offline: $0) }
+                == [6_000, 6_000, 10_000, 20_000, 30_000])
     }
 
     /// A change whose connection is lost while it waits, and stays lost, ends as unconfirmed
@@ -271,6 +275,31 @@ import Testing
             case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
             case "set_day":
                 // The first sending ends its connection; the reconnect's is answered.
+                guard sends.next() > 1 else { return [FakeServer.hangUp] }
+                return [["id": id, "ok": true, "version": 2, "result": [:]]]
+            default: return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.connectTimeoutMilliseconds = 200
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.signInAdmin(key: "k")
+        let reply = try client.request("set_day", ["day": 2], timeout: 20)
+        #expect(reply.version == 2)
+        #expect(client.reconnectCount == 1)
+    }
+
+    /// A network that became slower than every reconnect's try so far (here, after the first
+    /// connect) still gets through: the tries grow with the time offline.
+    @Test func aNetworkThatBecameSlowStillReconnects() throws {
+        let sends = CallCounter()
+        let fake = FakeServer(lineDelayMilliseconds: 700, slowFrom: 2) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
+            case "set_day":
                 guard sends.next() > 1 else { return [FakeServer.hangUp] }
                 return [["id": id, "ok": true, "version": 2, "result": [:]]]
             default: return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]

@@ -27,11 +27,12 @@ final class FakeServer: @unchecked Sendable {
     /// connection (from 1) is answered; all of them by default. `afterPong(connection)`: lines
     /// to send after each answer to a ping on that connection (pushes of a busy game, say).
     /// `lineDelayMilliseconds`: a slow link, every line to the client (the hello too) sent that
-    /// long after the server would have sent it.
+    /// long after the server would have sent it, from connection `slowFrom` on (the first by
+    /// default: a network that became slow later starts at a later one).
     init(hello: JSONValue = FakeServer.hello, afterHello: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
          answersPing: @escaping @Sendable (Int, Int) -> Bool = { _, _ in true },
          afterPong: @escaping @Sendable (Int) -> [JSONValue] = { _ in [] },
-         lineDelayMilliseconds: UInt64 = 0,
+         lineDelayMilliseconds: UInt64 = 0, slowFrom: Int = 1,
          respond: @escaping @Sendable (JSONValue) -> [JSONValue]) {
         let thread = Thread { [self] in
             guard let loop = try? EventLoop() else {
@@ -54,7 +55,7 @@ final class FakeServer: @unchecked Sendable {
                             connection.write(Array((out.serialized() + "\n").utf8))
                         }
                     }
-                    guard lineDelayMilliseconds > 0, let timer = try? LoopTimer(loop: loop) else { return write() }
+                    guard lineDelayMilliseconds > 0, number >= slowFrom, let timer = try? LoopTimer(loop: loop) else { return write() }
                     timers.append(timer)
                     timer.start(afterMilliseconds: lineDelayMilliseconds) { write() }
                 }
