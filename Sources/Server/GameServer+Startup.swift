@@ -283,11 +283,11 @@ extension GameServer {
         // copy that failed or a full disk than a wish. The admin key file is not needed as a sign
         // of an earlier launch: a configured key leaves none.
         if !created, isEmptyFile(path) {
-            let sign = FileManager.default.fileExists(atPath: config.adminKeyPath)
-                ? "though \(config.adminKeyPath) is from an earlier launch" : "which no launch of bq serve leaves"
-            throw ServerError.startup("The event log \(path) is empty (0 bytes), \(sign): a copy that failed, or a full "
-                + "disk, may have emptied it. Put the log back from a backup; to start a new game instead, delete \(path) "
-                + "first. Nothing was changed")
+            let why = FileManager.default.fileExists(atPath: config.adminKeyPath)
+                ? ", though \(config.adminKeyPath) is from an earlier launch: a copy that failed, or a full disk, may have emptied it"
+                : ": a copy that failed, or a full disk, may have emptied it, or it was made by hand"
+            throw ServerError.startup("The event log \(path) is empty (0 bytes)\(why). Put the log back from a backup; to start "
+                + "a new game instead, delete \(path) first (bq serve makes it). Nothing was changed")
         }
         if created, FileManager.default.fileExists(atPath: config.adminKeyPath) {
             logger.warning("""
