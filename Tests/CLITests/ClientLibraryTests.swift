@@ -266,40 +266,16 @@ import Testing
     }
 
     /// On a network whose hello comes later than twice the first wait, a reconnect still gets
-    /// through: its tries are as long as the first connect showed them to need.
-    @Test func aSlowNetworkStillReconnects() throws {
+    /// through: slow from the first connect (`slowFrom` 1), its tries are as long as that connect
+    /// showed them to need; slow only since (2), they grow with the time offline.
+    @Test(arguments: [1, 2]) func aSlowNetworkStillReconnects(slowFrom: Int) throws {
         let sends = CallCounter()
-        let fake = FakeServer(lineDelayMilliseconds: 700) { request in
+        let fake = FakeServer(lineDelayMilliseconds: 700, slowFrom: slowFrom) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
             case "set_day":
                 // The first sending ends its connection; the reconnect's is answered.
-                guard sends.next() > 1 else { return [FakeServer.hangUp] }
-                return [["id": id, "ok": true, "version": 2, "result": [:]]]
-            default: return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
-            }
-        }
-        defer { fake.stop() }
-        var options = fastOptions()
-        options.connectTimeoutMilliseconds = 200
-        let client = try GameClient.connect(port: fake.port, options: options)
-        defer { client.close() }
-        try client.signInAdmin(key: "k")
-        let reply = try client.request("set_day", ["day": 2], timeout: 20)
-        #expect(reply.version == 2)
-        #expect(client.reconnectCount == 1)
-    }
-
-    /// A network that became slower than every reconnect's try so far (here, after the first
-    /// connect) still gets through: the tries grow with the time offline.
-    @Test func aNetworkThatBecameSlowStillReconnects() throws {
-        let sends = CallCounter()
-        let fake = FakeServer(lineDelayMilliseconds: 700, slowFrom: 2) { request in
-            let id = request["id"] ?? .null
-            switch request["op"]?.stringValue {
-            case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
-            case "set_day":
                 guard sends.next() > 1 else { return [FakeServer.hangUp] }
                 return [["id": id, "ok": true, "version": 2, "result": [:]]]
             default: return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
