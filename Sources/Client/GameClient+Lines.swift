@@ -176,8 +176,10 @@ extension GameClient {
             case "bye":
                 let reason = message["reason"]?.stringValue ?? ""
                 // The server closes this connection next: requests from here on wait for the next
-                // one, and a screen shown meanwhile says it is the game as last seen.
+                // one, and a screen shown meanwhile says it is the game as last seen. The time
+                // offline counts from here (a person's change gives up on it: `wait(for:)`).
                 state.ready = false
+                state.lostAt = state.lostAt ?? monotonicNanoseconds()
                 events.append(.bye(reason: reason))
                 if reason == "unclaimed" {
                     state.savedCredentials = nil

@@ -230,7 +230,7 @@ extension GameClient {
         let quiet = state.changing { state in
             state.ready = false
             state.socket = nil
-            state.lostAt = monotonicNanoseconds()
+            state.lostAt = state.lostAt ?? monotonicNanoseconds()  // set already by a goodbye
             state.resyncing = false
             // The reader's own requests and abandoned reads are not worth a new connection.
             state.pending = state.pending.filter { $0.value.awaited && !($0.value.abandoned && !$0.value.isMutation) }
