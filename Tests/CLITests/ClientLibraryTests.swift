@@ -226,14 +226,15 @@ import Testing
 
     /// A change whose connection is lost while it waits, and stays lost, ends as unconfirmed
     /// once it has been offline for the wait's `offline` seconds (a person is told it is kept,
-    /// and may type again), not after the whole timeout, an hour here.
-    @Test func aWaitGivesUpOnceOfflineForItsBudget() throws {
+    /// and may type again), not after the whole timeout, an hour here. Offline from the hang-up,
+    /// or from the server's goodbye (here with no hang-up after it).
+    @Test(arguments: [false, true]) func aWaitGivesUpOnceOfflineForItsBudget(saysGoodbye: Bool) throws {
         let fake = FakeServer(afterHello: { connection in connection > 1 ? [FakeServer.hangUp] : [] }) { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
             case "admin": return [["id": id, "ok": true, "version": 1, "result": ["role": "admin"]]]
             // Lost with its connection; every reconnect is hung up on before it is signed in.
-            default: return [FakeServer.hangUp]
+            default: return saysGoodbye ? [["push": "bye", "reason": "server_shutdown"]] : [FakeServer.hangUp]
             }
         }
         defer { fake.stop() }
