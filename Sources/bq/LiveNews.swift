@@ -153,7 +153,7 @@ final class LiveNews: @unchecked Sendable {
     private func print(_ lines: [String]) {
         // Off the line a person is typing at, unless that line is moved out of the way anyway.
         if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
-        for line in lines { terminal.line(line) }
+        terminal.lines(lines)
     }
 
     private func lines(upTo newVersion: Int, view newView: JSONValue, own: OwnChange) -> [String]? {

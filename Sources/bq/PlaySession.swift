@@ -165,7 +165,7 @@ final class PlaySession: @unchecked Sendable {
                 // this was the last one (kept out of the news as part of the change).
                 if op == "unlock_reward", case .success = result, let id = args["reward"]?.stringValue,
                    let card = current?.show(id) {
-                    for line in card { terminal.line(line) }
+                    terminal.lines(card)
                 }
                 if unlockBroughtFinalBadge(op, args, result, view: client.view) {
                     terminal.line(style.green(Self.lastGiftLine))

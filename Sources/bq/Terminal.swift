@@ -79,6 +79,15 @@ final class Terminal: @unchecked Sendable {
         aboveTheTyping { try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8)) }
     }
 
+    /// Several lines at once: while a line is being typed, the typing is drawn again once below
+    /// them all, not below each (on a terminal without cursor moves, a prompt between every two).
+    func lines(_ texts: [String]) {
+        guard !texts.isEmpty else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        aboveTheTyping { try? FileHandle.standardOutput.write(contentsOf: Data(texts.map { $0 + "\n" }.joined().utf8)) }
+    }
+
     func error(_ text: String) {
         lock.lock()
         defer { lock.unlock() }

@@ -33,6 +33,9 @@ import Testing
         #expect(adjust.status == 0, "\(adjust.err)")
         #expect(mia.screen.waitFor("+10 ✦"))
         #expect(mia.screen.waitFor("\n> who"), "the typing again, on a line below the news: \(mia.screen.text.debugDescription)")
+        // Once, below the news's lines, not between them.
+        #expect(mia.screen.text.components(separatedBy: "> who").count == 3,
+                "as typed, and once again: \(mia.screen.text.debugDescription)")
         mia.type("ami\r")
         #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.debugDescription)")
         // Backspace rubs out, as the terminal driver would.
