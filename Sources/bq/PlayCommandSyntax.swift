@@ -21,7 +21,7 @@ enum PlayCommandSyntax {
     private static let dareUsage = "dare | dare save \"title\" \"description\" <points> | dare deliver"
 
     /// The commands that take no words after their name.
-    static let wordlessCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points", "discover", "quit"]
+    private static let wordlessCommands: Set = ["help", "home", "board", "rewards", "timeline", "whoami", "points", "discover", "quit"]
 
     /// Why `rest`, the words after the command `name` (its one name, not an alias), do not fit
     /// it, as the text after "Usage: "; nil when they do, or when `name` is an organizer's tool

@@ -91,11 +91,11 @@ extension PlaySession {
         guard let typed = words.first else { return nil }
         let name = aliases[typed.lowercased()] ?? typed.lowercased()
         guard playerCommands.contains(name) || organizerTools.contains(name) else { return unknownOneShotMessage(name) }
-        let rest = Array(words.dropFirst())
-        if let problem = PlayCommandSyntax.problem(name: name, rest: rest, isOrganizerTool: organizerTools.contains(name)) {
+        let rest = Array(words.dropFirst()), isOrganizerTool = organizerTools.contains(name)
+        if let problem = PlayCommandSyntax.problem(name: name, rest: rest, isOrganizerTool: isOrganizerTool) {
             return "Usage: " + problem
         }
-        return organizerTools.contains(name) ? Admin.usageProblem([name] + rest) : nil
+        return isOrganizerTool ? Admin.usageProblem([name] + rest) : nil
     }
 
     /// `bq play --bogus whoami`: an option bq play does not have reaches here as a word.

@@ -74,9 +74,7 @@ final class Terminal: @unchecked Sendable {
     static let plainInputVariable = "BQ_PLAIN_INPUT"
 
     func line(_ text: String = "") {
-        lock.lock()
-        defer { lock.unlock() }
-        aboveTheTyping { try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8)) }
+        lines([text])
     }
 
     /// Several lines at once: while a line is being typed, the typing is drawn again once below
