@@ -154,6 +154,7 @@ extension GameClient {
                     state.mirror = view
                     state.mirrorVersion = version
                     state.resyncing = false
+                    state.viewsSinceCaughtUp = true
                     events.append(.snapshot(version: version, view: view))
                 }
             case "patch":
@@ -167,6 +168,7 @@ extension GameClient {
                    let view = try? JSONPatch.apply(ops, to: old) {
                     state.mirror = view
                     state.mirrorVersion = to
+                    state.viewsSinceCaughtUp = true
                     events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
                 } else {
                     events.append(.gap(mirror: state.mirrorVersion, from: from))

@@ -144,6 +144,8 @@ extension GameClient {
         var heard = bootTimeNanoseconds()
         var probedAt: UInt64?
         var checked = heard
+        // The handshake may have brought views (a resubscribe's catching up).
+        reportCaughtUpIfDrained(connection)
         while true {
             if isClosing { return "closed" }
             do {
@@ -153,6 +155,7 @@ extension GameClient {
                 heard = bootTimeNanoseconds()
                 probedAt = nil
                 try handleLine(bytes, awaiting: nil)
+                reportCaughtUpIfDrained(connection)
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
                 keepAliveIfIdle()
                 // Lines may flow for ever too (pushes), so the overdue check runs between them,
@@ -171,6 +174,16 @@ extension GameClient {
                 return "\(error)"
             }
         }
+    }
+
+    /// `.caughtUp` once no further line has arrived, if views were reported since the last one.
+    private func reportCaughtUpIfDrained(_ connection: BlockingLineSocket) {
+        guard !connection.hasCompleteLine else { return }
+        let due = state.withLock { state in
+            defer { state.viewsSinceCaughtUp = false }
+            return state.viewsSinceCaughtUp
+        }
+        if due { emit([.caughtUp]) }
     }
 
     /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent

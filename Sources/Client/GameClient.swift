@@ -293,6 +293,8 @@ struct ClientState: Sendable {
     var resyncing = false
     var mirror: JSONValue?
     var mirrorVersion = 0
+    /// A `.patch` or `.snapshot` was reported that no `.caughtUp` has followed yet.
+    var viewsSinceCaughtUp = false
     var reconnects = 0
     /// When the connection was lost (`monotonicNanoseconds`); nil while one is ready.
     var lostAt: UInt64?

@@ -87,6 +87,12 @@ public enum ClientEvent: Sendable {
     case snapshot(version: Int, view: JSONValue)
     /// A patch was applied; `old` and `view` are the mirror before and after.
     case patch(from: Int, to: Int, ops: [PatchOp], old: JSONValue, view: JSONValue)
+    /// Every line that had arrived is handled, and `.patch` or `.snapshot` events came since the
+    /// last `.caughtUp`: the views of a burst (a screen waking up, a reconnect's catching up)
+    /// arrive together, and an observer that shows changes may show them once, from the newest.
+    /// Reported on the reader thread right after the last of them is handled, or after the line
+    /// that ends the burst if that is not a view.
+    case caughtUp
     /// A patch did not chain onto the mirror (or did not apply); the client resubscribed.
     case gap(mirror: Int, from: Int)
     /// The server said goodbye with this reason (`server_shutdown`, `unclaimed`, ...).

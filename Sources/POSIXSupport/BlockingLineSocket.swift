@@ -226,6 +226,15 @@ public final class BlockingLineSocket: @unchecked Sendable {
         }
     }
 
+    /// Whether a whole line has already arrived, so the next `readLine` returns without waiting
+    /// (EOF's unterminated rest is not counted): the lines of a burst arrive together, and a
+    /// reader may act once on the last of them rather than on each.
+    public var hasCompleteLine: Bool {
+        buffer.withUnsafeBytes { raw in
+            scanned < raw.count && memchr(raw.baseAddress! + scanned, 0x0A, raw.count - scanned) != nil
+        }
+    }
+
     /// Cuts the first complete line out of the buffer, if there is one.
     private func takeLine() -> [UInt8]? {
         let newline: Int? = buffer.withUnsafeBytes { raw in

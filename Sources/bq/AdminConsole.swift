@@ -105,7 +105,10 @@ struct AdminConsole: ParsableCommand {
         context.client.onEvent { event in
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                guard news.tell(version: version, view: view) else { return }
+                news.offer(version: version, view: view)
+                return
+            case .caughtUp:
+                guard news.caughtUp() else { return }
             case .lateReply(let op, let args, let result):
                 terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
                 if unlockBroughtFinalBadge(op, args, result, view: context.client.view) {

@@ -7,6 +7,8 @@ import JSON
 /// before the reply, and the reply tells it. Once every such change has its answer, the held
 /// views are told, less what those changes committed, and only up to the version each
 /// committed at: someone else's change of the same kind, or one after it, is still news.
+/// Views that arrive together (a burst: a phone waking up, a reconnect catching up) are told
+/// once, from the newest, as what changed in all (`offer`, then `caughtUp`).
 /// Views arrive on the client's reader thread; the main thread goes live and runs commands.
 final class LiveNews: @unchecked Sendable {
     private let style: Style
@@ -27,6 +29,9 @@ final class LiveNews: @unchecked Sendable {
     private var committed: [(version: Int, change: OwnChange)] = []
     /// Views that came while own changes were outstanding, oldest first.
     private var held: [(version: Int, view: JSONValue)] = []
+    /// The newest view offered and not yet told, with no own change outstanding: told at
+    /// `caughtUp`, or held with the next own change (it is older than that change).
+    private var offered: (version: Int, view: JSONValue)?
     /// A thread is telling what was held: newer views wait behind it, or they would be told
     /// first and the held ones (with the person's own change left out) not at all.
     private var flushing = false
@@ -45,6 +50,7 @@ final class LiveNews: @unchecked Sendable {
             live = true
             self.version = version
             self.view = view
+            offered = nil
         }
         if let view { onTold(version, view) }
     }
@@ -56,6 +62,7 @@ final class LiveNews: @unchecked Sendable {
             live = true
             self.version = version
             self.view = view
+            offered = nil
             catchingUpHeader = "Since you were last here:"
         }
     }
@@ -70,7 +77,12 @@ final class LiveNews: @unchecked Sendable {
     /// A change of the person's own is about to be sent, under `key`: news is held until it
     /// is answered (`settled`).
     func willChange(_ change: OwnChange, key: String) {
-        lock.withLock { outstanding[key] = change }
+        lock.withLock {
+            outstanding[key] = change
+            // Older than the change: told first when its answer comes, like any view held.
+            if let offered, offered.version > (held.last?.version ?? version) { held.append(offered) }
+            offered = nil
+        }
     }
 
     /// The change sent under `key` is answered: committed at `version`, or nothing (refused,
@@ -132,6 +144,30 @@ final class LiveNews: @unchecked Sendable {
                 if lastLine != balance { print([balance]) }
             }
         }
+    }
+
+    /// A view from the reader, told at the next `caughtUp` unless a newer one comes first (or
+    /// held, like any view, while an own change is outstanding).
+    func offer(version newVersion: Int, view newView: JSONValue) {
+        lock.withLock {
+            guard live else { return }
+            if !outstanding.isEmpty || flushing {
+                if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
+            } else if newVersion > (offered?.version ?? version) {
+                offered = (newVersion, newView)
+            }
+        }
+    }
+
+    /// Every view that had arrived is offered: tells the newest, as what changed since the view
+    /// last told. False when nothing was printed.
+    func caughtUp() -> Bool {
+        let newest: (version: Int, view: JSONValue)? = lock.withLock {
+            defer { offered = nil }
+            return offered
+        }
+        guard let newest else { return false }
+        return tell(version: newest.version, view: newest.view)
     }
 
     /// Prints what changed since the view last told; false when nothing was printed (a change

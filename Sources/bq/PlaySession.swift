@@ -153,8 +153,11 @@ final class PlaySession: @unchecked Sendable {
             guard let self else { return }
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
+                news.offer(version: version, view: view)
+                return
+            case .caughtUp:
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
-                guard news.tell(version: version, view: view) else { return }
+                guard news.caughtUp() else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
                 if case .reconnected = event { news.reconnected() }
                 guard let line = notices.line(for: event, style: style) else { return }

@@ -9,15 +9,27 @@ extension PlayView {
     /// account for (news caught up after a reconnect, or changes committed together), so an
     /// adjustment told may be the sum of several. `own`: what the person's own changes
     /// committed in between, which their replies tell, so it is not news.
+    /// The most timeline entries one piece of news lists; the newest are kept.
+    static let newsTimelineEntries = 8
+
     func changes(from old: PlayView, severalCommits: Bool = false, own: OwnChange = OwnChange()) -> [String] {
         var lines: [String] = []
         // The points that moved by the person's own command, which its reply accounts for.
         var pointsToldByReply = 0
+        var entries: [JSONValue] = []
         for entry in timeline.dropFirst(old.timeline.count) {
             guard !own.tells(entry) else {
                 pointsToldByReply += Self.pointsIn(subtitle: entry["subtitle"]?.stringValue)
                 continue
             }
+            entries.append(entry)
+        }
+        // A long absence, or a busy hour caught up at once, would scroll everything else away.
+        if entries.count > Self.newsTimelineEntries {
+            let earlier = entries.count - Self.newsTimelineEntries
+            lines.append(style.dim("… \(earlier) earlier \(earlier == 1 ? "entry" : "entries") on the timeline (type timeline to see them)"))
+        }
+        for entry in entries.suffix(Self.newsTimelineEntries) {
             lines += timelineEntryLines(entry, lead: "★ ")
         }
         // The person's own doings are told by their command's reply, not again as news.

@@ -49,11 +49,12 @@ final class FakeServer: @unchecked Sendable {
                 // Writes `lines` in order, after the link's delay; a hang-up closes the
                 // connection once the lines before it are written.
                 func send(_ lines: [JSONValue]) {
+                    // One write, as a server sends what one turn produced: the lines arrive
+                    // together, as a burst does.
                     func write() {
-                        for out in lines {
-                            if out == FakeServer.hangUp { return connection.closeAfterFlush() }
-                            connection.write(Array((out.serialized() + "\n").utf8))
-                        }
+                        let before = lines.prefix { $0 != FakeServer.hangUp }
+                        if !before.isEmpty { connection.write(gathering: before.map { Array(($0.serialized() + "\n").utf8) }) }
+                        if before.count < lines.count { connection.closeAfterFlush() }
                     }
                     guard lineDelayMilliseconds > 0, number >= slowFrom, let timer = try? LoopTimer(loop: loop) else { return write() }
                     timers.append(timer)

@@ -1,0 +1,119 @@
+import Client
+import Foundation
+import JSON
+import Testing
+
+/// Changes that reach `bq play` together (a phone waking up, a network back) are told as what
+/// changed in all, not one piece of news per change, and a long catch-up does not scroll the
+/// screen away.
+@Suite struct NewsBurstTests {
+    @Test func changesThatArriveTogetherAreToldAsTheirSum() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try BQProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+
+        let admin = try GameClient.connect(port: server.port)
+        defer { admin.close() }
+        try admin.signInAdmin(key: server.adminKey)
+        try admin.subscribe()
+
+        // Mia's phone sleeps while the organizer makes twelve changes, one at a time.
+        let changes = 12
+        kill(mia.process.processIdentifier, SIGSTOP)
+        var resumed = false
+        defer { if !resumed { kill(mia.process.processIdentifier, SIGCONT) } }
+        var last = 0
+        for _ in 1...changes {
+            last = try admin.request("adjust_points", ["delta": 1, "reason": "a round of applause"]).version ?? 0
+        }
+        // The organizer's own patch of the last change has arrived, and the server has answered
+        // a request read after it: every patch is on its way to Mia.
+        #expect(admin.waitForMirror(atLeast: last, timeout: 20))
+        _ = try admin.request("ping")
+        let before = mia.output.text.count
+
+        kill(mia.process.processIdentifier, SIGCONT)
+        resumed = true
+        #expect(mia.output.waitFor("Points: \(changes) ✦"))
+        mia.send("whoami")
+        #expect(mia.output.waitFor("You are Mia"))
+        // What one read brings is told at once; TCP may hand a sleeper's backlog over in a few
+        // reads (its receive window), so the sums are counted, not the pieces.
+        let told = String(mia.output.text.dropFirst(before)).split(separator: "\n")
+        let sums = told.filter { $0.contains("The organizer adjusted the points: +") }
+        let total = sums.compactMap { line in
+            line.split(separator: "+").last?.split(separator: " ").first.flatMap { Int($0) }
+        }.reduce(0, +)
+        #expect(total == changes, "every point told, once: \(told)")
+        #expect(sums.count < changes, "told as sums, not once per change: \(told)")
+        #expect(sums.allSatisfy { $0.hasSuffix("in all") || $0.contains("+1 ✦") }, "a sum says so: \(told)")
+        #expect(mia.finish() == 0)
+    }
+
+    /// The client library says when the lines that came together are all handled: once after a
+    /// burst, after the line that ends it (here a reply), and once after a single patch.
+    @Test func theClientSaysOnceWhenABurstIsRead() throws {
+        let fake = FakeServer { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]]]
+            case "burst":
+                return (1...3).map { step -> JSONValue in
+                    ["push": "patch", "from": .int(step), "to": .int(step + 1),
+                     "ops": [["op": "replace", "path": "/game/points", "value": .int(step)]]]
+                } + [["id": id, "ok": true, "version": 4, "result": [:]]]
+            default:
+                return [["push": "patch", "from": 4, "to": 5, "ops": [["op": "replace", "path": "/game/points", "value": 4]]],
+                        ["id": id, "ok": true, "version": 5, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.subscribe()
+        _ = try client.request("burst")
+        _ = try client.request("single")
+        // The reader handles lines in order: past the ping's reply, it is past the single patch's.
+        _ = try client.request("ping")
+        let kinds = events.all.compactMap { event -> String? in
+            switch event {
+            case .snapshot(let version, _): "snapshot \(version)"
+            case .patch(_, let to, _, _, _): "patch \(to)"
+            case .caughtUp: "caught up"
+            default: nil
+            }
+        }
+        #expect(kinds == ["snapshot 1", "caught up", "patch 2", "patch 3", "patch 4", "caught up", "patch 5", "caught up"])
+    }
+
+    /// Ten entries new on the timeline at once: the newest eight are listed, with a word that
+    /// the timeline has the rest.
+    @Test func aLongCatchUpListsTheNewestTimelineEntries() throws {
+        let entries: [JSONValue] = (1...10).map { seq in
+            ["op": "add", "path": "/timeline/-", "value": [
+                "seq": .int(seq), "at": "2026-11-21T18:02:11.345Z", "kind": "challenge_completed", "ref": "c02",
+                "title": .string("Entry number \(seq)"), "subtitle": "", "from": .null]]
+        }
+        let fake = LiveNewsTests.miaServer { id in
+            [["push": "patch", "from": 1, "to": 11, "ops": .array(entries)],
+             ["id": id, "ok": true, "version": 11, "result": ["found": 0]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("… 2 earlier entries on the timeline (type timeline to see them)"))
+        #expect(mia.output.waitFor("Entry number 10"))
+        #expect(mia.finish() == 0)
+        let text = mia.output.text
+        #expect(!text.contains("Entry number 2\n") && !text.contains("Entry number 1\n"), "\(text)")
+        #expect((3...10).allSatisfy { text.contains("Entry number \($0)") }, "\(text)")
+    }
+}
