@@ -255,8 +255,9 @@ extension PlaySession {
         var notes = ["Quote text with spaces in \"double\" or 'single' quotes; inside double quotes or none, a "
             + "backslash makes the next character plain (\\\" for a quote, \\\\ for a backslash)."]
         if Terminal.editsLines {
-            notes.append("Backspace, Ctrl-U (the line) and Ctrl-W (a word) edit what you type; Up and Down bring back "
-                + "earlier commands; Ctrl-D on an empty line leaves. News never lands in the middle of your typing.")
+            notes.append("Left, Right, Home, End, Backspace, Delete, Ctrl-W (a word) and Ctrl-U (all before the cursor) "
+                + "edit what you type; Up and Down bring back earlier commands; Ctrl-D on an empty line leaves. "
+                + "News never lands in the middle of your typing.")
         }
         lines += notes.flatMap { wrapped($0, indent: "", columns: Terminal.columns) }.map(style.dim)
         return lines

@@ -115,7 +115,7 @@ final class Terminal: @unchecked Sendable {
         defer { RawInput.quiet() }
         lock.withLock {
             guard !inputEnded else { return }
-            editing = Editing(prompt: prompt, edit: LineEdit(history: remembered ? history : []))
+            editing = Editing(prompt: prompt, edit: LineEdit(history: remembered ? history : [], movesCursor: Self.movesCursor))
             writeOut(prompt)
         }
         while true {
@@ -200,8 +200,17 @@ final class Terminal: @unchecked Sendable {
     /// again below what comes next). Holding `lock`.
     private func clear(_ shown: Editing) {
         guard Self.movesCursor else { return writeOut("\n") }
-        let rowsAbove = Self.rowsBelowTheFirst(shown.prompt.withoutEscapes + shown.edit.text, width: max(1, Self.columns ?? 80))
+        let width = max(1, Self.columns ?? 80)
+        let rowsAbove = Self.cursorPlace(shown, width: width)?.row
+            ?? Self.rowsBelowTheFirst(shown.prompt.withoutEscapes + shown.edit.text, width: width)
         writeOut("\r" + (rowsAbove > 0 ? "\u{1B}[\(rowsAbove)A" : "") + "\u{1B}[J")
+    }
+
+    /// Where the character the edit's cursor is on is drawn, from the start of the prompt's
+    /// row; nil when the cursor is at the end of the typing.
+    private static func cursorPlace(_ shown: Editing, width: Int) -> (row: Int, column: Int)? {
+        guard let next = shown.edit.characterAtCursor else { return nil }
+        return place(of: next, after: shown.prompt.withoutEscapes + shown.edit.textBeforeCursor, width: width)
     }
 
     /// Characters taken off the end are rubbed out with backspaces, as the terminal driver
@@ -223,6 +232,18 @@ final class Terminal: @unchecked Sendable {
     /// lays it out: a wide character that does not fit at a row's end goes to the next row whole,
     /// and a row filled to its last column leaves the cursor waiting there, not on the next row.
     static func rowsBelowTheFirst(_ text: String, width: Int) -> Int {
+        layout(text, width: width).row
+    }
+
+    /// The row and column (from 0) where `character` is drawn when it follows `text`, written
+    /// from the start of a row, laid out as `rowsBelowTheFirst` says.
+    static func place(of character: Character, after text: String, width: Int) -> (row: Int, column: Int) {
+        let (row, column) = layout(text, width: width)
+        return column + max(1, character.terminalColumns) > width ? (row + 1, 0) : (row, column)
+    }
+
+    /// The row `text` ends on and the columns it fills there.
+    private static func layout(_ text: String, width: Int) -> (row: Int, column: Int) {
         var row = 0
         var column = 0
         for character in text {
@@ -234,7 +255,7 @@ final class Terminal: @unchecked Sendable {
             }
             column += columns
         }
-        return row
+        return (row, column)
     }
 
     /// The process is ending and nothing typed will be read: the line being typed is dropped
@@ -253,6 +274,11 @@ final class Terminal: @unchecked Sendable {
         guard !inputEnded else { return }
         writeOut(shown.prompt)
         try? FileHandle.standardOutput.write(contentsOf: Data(shown.edit.typed))
+        // Back from the end of the typing to the character the cursor is on.
+        let width = max(1, Self.columns ?? 80)
+        guard let cursor = Self.cursorPlace(shown, width: width) else { return }
+        let end = Self.rowsBelowTheFirst(shown.prompt.withoutEscapes + shown.edit.text, width: width)
+        writeOut((end > cursor.row ? "\u{1B}[\(end - cursor.row)A" : "") + "\r" + (cursor.column > 0 ? "\u{1B}[\(cursor.column)C" : ""))
     }
 
     private func writeOut(_ text: String) {

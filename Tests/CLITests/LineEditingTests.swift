@@ -69,11 +69,11 @@ import Testing
         mia.type("ami\r")
         #expect(mia.screen.waitFor("You are Mia (birthday)."), "the whole line was sent: \(mia.screen.text.debugDescription)")
         // Keys are the editor's once the next prompt is drawn (typed while a command runs, they
-        // wait for it). Backspace takes back a character; cursor keys are ignored.
+        // wait for it). Backspace takes back a character.
         #expect(mia.screen.waitFor("> "))
         mia.type("pointz\u{7F}")
         #expect(mia.screen.waitFor("\r\u{1B}[J> point"), "the line drawn again without the z: \(mia.screen.text.debugDescription)")
-        mia.type("\u{1B}[Ds\r")
+        mia.type("s\r")
         #expect(mia.screen.waitFor("Points: 10 ✦"), "\(mia.screen.text.debugDescription)")
         // Enter in the middle of a key's escape sequence is still Enter.
         #expect(mia.screen.waitFor("> "))
@@ -89,6 +89,39 @@ import Testing
         let modes = try #require(mia.localModes())
         #expect(modes & tcflag_t(ECHO) != 0 && modes & tcflag_t(ICANON) != 0 && modes & tcflag_t(ISIG) != 0,
                 "the terminal is given back with its echo, line editing and signal keys")
+    }
+
+    /// The cursor moves along the line, and keys go in where it is: the line is drawn again
+    /// with the cursor put back on its character, also on a row above the typing's last.
+    @Test func theCursorMovesAndKeysGoInWhereItIs() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        // Home, Right, then an h: "> w" leaves the cursor on the o, in the fourth column.
+        mia.type("woami\u{1B}[H\u{1B}[C")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> woami\r\u{1B}[3C"), "\(mia.screen.text.debugDescription)")
+        mia.type("h\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.debugDescription)")
+        // Ctrl-A, Ctrl-F, an o; Alt-F to the end of the word, Ctrl-K for the rest; End, Enter.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("pints extra\u{01}\u{06}o\u{1B}f\u{0B}\u{05}\r")
+        #expect(mia.screen.waitFor("Points: 0 ✦"), "\(mia.screen.text.debugDescription)")
+        // Delete takes the character under the cursor; Ctrl-Left goes back a word.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("xwhoami\u{1B}[1;5D\u{1B}[3~\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday).\r\n"), "\(mia.screen.text.debugDescription)")
+        // "> " and 85 x take two rows of 80; Home puts the cursor on the first row, one up.
+        #expect(mia.screen.waitFor("> "))
+        mia.type(String(repeating: "x", count: 85) + "\u{1B}[H")
+        #expect(mia.screen.waitFor(String(repeating: "x", count: 85) + "\u{1B}[1A\r\u{1B}[2C"), "\(mia.screen.text.suffix(300).debugDescription)")
+        // News clears from the cursor's row, the first: not from a row above it.
+        let adjust = try BQProcess.run(["admin", "adjust-points", "10", "--reason", "karaoke"] + server.adminFlags)
+        #expect(adjust.status == 0, "\(adjust.err)")
+        #expect(mia.screen.waitFor("\r\u{1B}[JThe organizer adjusted the points"), "\(mia.screen.text.suffix(300).debugDescription)")
+        mia.type("\u{15}\u{0B}\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
     }
 
     /// Up and Down bring back earlier commands, and Down past the newest what was being typed.
