@@ -88,7 +88,8 @@ struct LineEdit {
             } else if case .sequence(let parameters) = escape {
                 // Parameters and intermediates are 0x20...0x3F; the final byte ends the sequence.
                 guard (0x40...0x7E).contains(byte) else {
-                    escape = .sequence(parameters + [byte])
+                    // No key has a longer one: the rest of a longer one is read and dropped.
+                    if parameters.count < 8 { escape = .sequence(parameters + [byte]) }
                     return .none
                 }
                 escape = .none
@@ -148,11 +149,22 @@ struct LineEdit {
         }
     }
 
-    /// A typed byte, put in at the cursor: shown as it is at the end, else with the line anew.
+    /// A typed byte, put in at the cursor: shown as it is at the end, else with the line anew
+    /// once the character it belongs to is whole.
     private mutating func insert(_ byte: UInt8) -> Action {
         typed.insert(byte, at: cursor)
         cursor += 1
-        return cursor == typed.count ? .echo([byte]) : .redraw
+        if cursor == typed.count { return .echo([byte]) }
+        return endsInsideACharacter(cursor) ? .none : .redraw
+    }
+
+    /// Whether the bytes before `offset` end with a UTF-8 sequence still missing bytes.
+    private func endsInsideACharacter(_ offset: Int) -> Bool {
+        var start = offset - 1
+        while start > max(0, offset - 4), typed[start] & 0xC0 == 0x80 { start -= 1 }
+        let lead = typed[start]
+        let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1
+        return offset - start < length
     }
 
     private mutating func remove(_ range: Range<Int>) -> Action {

@@ -112,8 +112,13 @@ import Testing
         #expect(mia.screen.waitFor("> "))
         mia.type("xwhoami\u{1B}[1;5D\u{1B}[3~\r")
         #expect(mia.screen.waitFor("You are Mia (birthday).\r\n"), "\(mia.screen.text.debugDescription)")
-        // "> " and 85 x take two rows of 80; Home puts the cursor on the first row, one up.
+        // A character of several bytes put in before others is drawn once whole, never cut.
         #expect(mia.screen.waitFor("> "))
+        mia.type("🎂x\u{01}é")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> é🎂x\r\u{1B}[3C"), "\(mia.screen.text.suffix(300).debugDescription)")
+        #expect(!mia.screen.text.contains("\u{FFFD}"), "\(mia.screen.text.suffix(300).debugDescription)")
+        mia.type("\u{15}\u{0B}")
+        // "> " and 85 x take two rows of 80; Home puts the cursor on the first row, one up.
         mia.type(String(repeating: "x", count: 85) + "\u{1B}[H")
         #expect(mia.screen.waitFor(String(repeating: "x", count: 85) + "\u{1B}[1A\r\u{1B}[2C"), "\(mia.screen.text.suffix(300).debugDescription)")
         // News clears from the cursor's row, the first: not from a row above it.
