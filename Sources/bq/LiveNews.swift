@@ -13,8 +13,9 @@ import JSON
 final class LiveNews: @unchecked Sendable {
     private let style: Style
     private let terminal: Terminal
-    /// Called with each view taken as told, on the thread that offered it (outside the lock).
-    private let onTold: @Sendable (Int, JSONValue) -> Void
+    /// Called with each view taken as told, on the thread that offered it (outside the lock);
+    /// the flag is true for a view older than the one told before (the game went back).
+    private let onTold: @Sendable (Int, JSONValue, Bool) -> Void
     private let lock = NSLock()
     // Guarded by `lock`.
     private var live = false
@@ -36,7 +37,7 @@ final class LiveNews: @unchecked Sendable {
     /// first and the held ones (with the person's own change left out) not at all.
     private var flushing = false
 
-    init(style: Style, terminal: Terminal, onTold: @escaping @Sendable (Int, JSONValue) -> Void = { _, _ in }) {
+    init(style: Style, terminal: Terminal, onTold: @escaping @Sendable (Int, JSONValue, Bool) -> Void = { _, _, _ in }) {
         self.style = style
         self.terminal = terminal
         self.onTold = onTold
@@ -52,7 +53,7 @@ final class LiveNews: @unchecked Sendable {
             self.view = view
             offered = nil
         }
-        if let view { onTold(version, view) }
+        if let view { onTold(version, view, false) }
     }
 
     /// Live from the view this person was last told, in an earlier run: the next update tells
@@ -149,14 +150,33 @@ final class LiveNews: @unchecked Sendable {
     /// A view from the reader, told at the next `caughtUp` unless a newer one comes first (or
     /// held, like any view, while an own change is outstanding).
     func offer(version newVersion: Int, view newView: JSONValue) {
-        lock.withLock {
-            guard live else { return }
+        let wentBack: Bool = lock.withLock {
+            guard live else { return false }
+            // Views only move forward, but for a snapshot of a game that went back: a log
+            // restored from a backup, or another server at the address. Told as the difference,
+            // it would run backwards, and the news after it would be measured from the old game
+            // (changes made again under versions already told went untold, and the gap between
+            // the two games was told as an organizer's adjustment).
+            let newest = max(version, offered?.version ?? 0, held.last?.version ?? 0)
+            if newVersion < newest {
+                version = newVersion
+                view = newView
+                offered = nil
+                held = []
+                catchingUpHeader = nil
+                return true
+            }
             if !outstanding.isEmpty || flushing {
                 if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
             } else if newVersion > (offered?.version ?? version) {
                 offered = (newVersion, newView)
             }
+            return false
         }
+        guard wentBack else { return }
+        onTold(newVersion, newView, true)
+        print([style.yellow("The game on the server went back to an earlier point (restored from a backup?). "
+                            + "Type home to see it as it is now.")])
     }
 
     /// Every view that had arrived is offered: tells the newest, as what changed since the view
@@ -198,7 +218,7 @@ final class LiveNews: @unchecked Sendable {
         // More than one change the timeline does not account for: an adjustment told may be a sum.
         let unexplained = newVersion - shift.version - (now.timeline.count - then.timeline.count) - own.commitsOutsideTimeline
         var lines = now.changes(from: then, severalCommits: unexplained > 1, own: own)
-        onTold(newVersion, newView)
+        onTold(newVersion, newView, false)
         if lines.isEmpty { return nil }
         // Caught up: several changes told at once, some as their sum.
         if let header = shift.header { lines.insert(style.dim(header), at: 0) }

@@ -26,10 +26,11 @@ final class LastSeenFile: @unchecked Sendable {
     }
 
     /// Best effort: without the file, the next start shows the game as it is, and no more.
-    func save(version: Int, view: JSONValue) {
+    /// `replacingNewer`: the game went back, and this older view replaces the one saved.
+    func save(version: Int, view: JSONValue, replacingNewer: Bool = false) {
         guard let character = view["me"]?["character"]?.stringValue else { return }
         lock.withLock {
-            guard version > savedVersion else { return }
+            guard version > savedVersion || replacingNewer else { return }
             savedVersion = version
             let object: JSONValue = ["character": .string(character), "version": .int(version), "view": view]
             // Written on the reader thread at every update: no syncs, whose wait would hold the

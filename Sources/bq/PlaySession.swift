@@ -45,8 +45,8 @@ final class PlaySession: @unchecked Sendable {
         self.game = game
         self.file = file
         lastSeen = LastSeenFile(devicePath: file.path)
-        news = LiveNews(style: terminal.style, terminal: terminal) { [lastSeen] version, view in
-            lastSeen.save(version: version, view: view)
+        news = LiveNews(style: terminal.style, terminal: terminal) { [lastSeen] version, view, wentBack in
+            lastSeen.save(version: version, view: view, replacingNewer: wentBack)
         }
     }
 

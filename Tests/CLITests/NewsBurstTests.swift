@@ -93,6 +93,40 @@ import Testing
         #expect(kinds == ["snapshot 1", "caught up", "patch 2", "patch 3", "patch 4", "caught up", "patch 5", "caught up"])
     }
 
+    /// A snapshot older than the game shown (the server's log restored from a backup): said so,
+    /// and the news after it is measured from the restored game, not the one before.
+    @Test func aGameThatWentBackIsSaidSoAndNewsGoesOnFromIt() throws {
+        let calls = CallCounter()
+        @Sendable func points(_ value: Int) -> [PatchOp] {
+            [.replace(path: "/game/points", value: .int(value)), .replace(path: "/game/earned", value: .int(value))]
+        }
+        let snapshot = try JSONPatch.apply(points(20), to: LiveNewsTests.view)
+        let fake = LiveNewsTests.miaServer { id in
+            switch calls.next() {
+            case 1:  // the game moves on to version 5, at 50 points
+                return [["push": "patch", "from": 1, "to": 5, "ops": .array(points(50).map(\.json))],
+                        ["id": id, "ok": true, "version": 5, "result": ["found": 0]]]
+            case 2:  // restored to version 3, at 20 points
+                return [["push": "snapshot", "version": 3, "state": snapshot],
+                        ["id": id, "ok": true, "version": 3, "result": ["found": 0]]]
+            default:  // the organizer adds 10 to the restored game: version 4, below the 5 told
+                return [["push": "patch", "from": 3, "to": 4, "ops": .array(points(30).map(\.json))],
+                        ["id": id, "ok": true, "version": 4, "result": ["found": 0]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +50 ✦"))
+        mia.send("discover")
+        #expect(mia.output.waitFor("The game on the server went back to an earlier point"))
+        mia.send("discover")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 30 ✦"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+    }
+
     /// Ten entries new on the timeline at once: the newest eight are listed, with a word that
     /// the timeline has the rest.
     @Test func aLongCatchUpListsTheNewestTimelineEntries() throws {
