@@ -2,6 +2,7 @@ import ArgumentParser
 import Client
 import Foundation
 import JSON
+import POSIXSupport
 
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -92,6 +93,9 @@ struct AdminConnectionOptions: ParsableArguments {
     /// Connects and signs in as admin, runs `body`, then closes; on a failure to sign in prints
     /// why and exits non-zero.
     func withContext(_ body: (AdminContext) throws -> Void) throws {
+        // A reader that stops early (`| head -1`) must not end a change half told: its exit
+        // status, not SIGPIPE's, says whether it was made.
+        ignoreSIGPIPE()
         let terminal = Terminal(colorAllowed: !noColor)
         let key: String
         do {

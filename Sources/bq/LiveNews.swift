@@ -208,7 +208,7 @@ final class LiveNews: @unchecked Sendable {
 
     private func print(_ lines: [String]) {
         // Off the line a person is typing at, unless that line is moved out of the way anyway.
-        if Terminal.stdinIsTerminal && !Terminal.editsLines { terminal.line() }
+        if Terminal.stdinIsTerminal && !Terminal.editsLines && isatty(STDOUT_FILENO) == 1 { terminal.line() }
         terminal.lines(lines)
     }
 

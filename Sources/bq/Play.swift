@@ -1,6 +1,7 @@
 import ArgumentParser
 import Client
 import Foundation
+import POSIXSupport
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,6 +44,9 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
+        // A reader that stops early (`| head -1`) must not end a change half told: its exit
+        // status, not SIGPIPE's, says whether it was made.
+        ignoreSIGPIPE()
         let terminal = Terminal(colorAllowed: !noColor)
         let mode: PlayMode = !command.isEmpty ? .oneShot : (script ? .script : .interactive)
         if let problem = PlaySession.oneShotProblem(command) {

@@ -333,14 +333,20 @@ final class Terminal: @unchecked Sendable {
         if Self.stdinIsTerminal { prompt(question) } else { line(question.trimmingCharacters(in: .whitespaces)) }
     }
 
-    /// A prompt without a newline, shown only to a person at a terminal.
+    /// A prompt without a newline, shown only to a person at a terminal: on the terminal they
+    /// read, which is standard error when the output goes elsewhere (`bq play --json > file`
+    /// typed at a terminal), and never into that output.
     func prompt(_ text: String) {
-        guard Self.stdinIsTerminal else { return }
+        guard Self.stdinIsTerminal, let output = Self.promptOutput else { return }
         lock.lock()
         defer { lock.unlock() }
         guard editing == nil, !inputEnded else { return }
-        try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+        try? output.write(contentsOf: Data(text.utf8))
     }
+
+    /// Where prompts go: standard output at a terminal, else standard error at one, else nowhere.
+    static let promptOutput: FileHandle? = isatty(STDOUT_FILENO) == 1 ? .standardOutput
+        : isatty(STDERR_FILENO) == 1 ? .standardError : nil
 
     /// The prompt again after lines printed over it, when the terminal driver edits the typing
     /// (else `line` has already put the prompt and the typing back).

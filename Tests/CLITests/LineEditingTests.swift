@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Testing
 
 /// At a terminal, `bq play` edits the line being typed itself, so that news arriving meanwhile
@@ -127,6 +128,29 @@ import Testing
         #expect(mia.screen.waitFor("\r\u{1B}[JThe organizer adjusted the points"), "\(mia.screen.text.suffix(300).debugDescription)")
         mia.type("\u{15}\u{0B}\u{04}")
         #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+
+    /// Typed at a terminal with the output sent elsewhere (`bq play --json > file`): the prompts
+    /// go to the terminal, and the output holds the protocol's lines alone.
+    @Test func promptsStayOnTheTerminalWhenTheOutputGoesElsewhere() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play", "--json"] + server.address + ["--character", "mia"],
+                                      home: try makeTemporaryDirectory(), stdoutPiped: true)
+        let output = try #require(mia.output)
+        #expect(mia.screen.waitFor("> "), "the prompt, on the terminal: \(mia.screen.text.debugDescription)")
+        let adjust = try BQProcess.run(["admin", "adjust-points", "2", "--reason", "news"] + server.adminFlags)
+        #expect(adjust.status == 0, "\(adjust.err)")
+        #expect(output.waitFor(#""push":"patch""#))
+        mia.type("discover\r")
+        #expect(output.waitFor(#""result":{"found":0}"#))
+        #expect(mia.screen.waitFor("> "), "prompted again: \(mia.screen.text.debugDescription)")
+        mia.type("quit\r")
+        #expect(mia.waitForExit() == 0)
+        #expect(output.waitForEnd())
+        let lines = output.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(!lines.isEmpty && lines.allSatisfy { (try? JSONParser.parse(Array($0.utf8)))?.objectValue != nil },
+                "only JSON objects, one a line: \(output.text.debugDescription)")
     }
 
     /// Up and Down bring back earlier commands, and Down past the newest what was being typed.

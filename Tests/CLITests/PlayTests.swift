@@ -481,4 +481,32 @@ import Testing
         let shownDone = try BQProcess.run(["play", "--no-color"] + server.address + ["show", "c01"], home: home)
         #expect(shownDone.out.contains("done (option A)") && shownDone.out.contains("Option A: Sunrise Swim"), "\(shownDone.out)")
     }
+
+    /// Output read by a program that stops early (`| head -1`): the change is still made and
+    /// the exit status says so, rather than SIGPIPE ending the command half way.
+    @Test func aReaderThatStopsEarlyDoesNotEndTheChange() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let process = Process()
+        // With SIGPIPE as a shell leaves it (the test runner ignores it, and children inherit that).
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["--default-signal=PIPE", try bqExecutable().path, "play", "--json"] + server.address
+            + ["--character", "mia", "complete", "c02", "done"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try spawnWithDefaultSignalMask(process)
+        // Nobody reads: every line the command writes meets a closed pipe.
+        try output.fileHandleForReading.close()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0,
+                "\(process.terminationReason) \(process.terminationStatus)")
+        let state = try BQProcess.run(["admin", "show", "c02"] + server.adminFlags)
+        #expect(state.out.contains("proof: done"), "made: \(state.out) \(state.err)")
+    }
 }

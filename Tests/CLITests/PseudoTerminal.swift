@@ -2,7 +2,8 @@ import Foundation
 
 /// A child `bq` whose standard input and output are a pseudo-terminal, as when a person runs it
 /// in a terminal window: what it draws is read from the terminal's other end, keys are typed
-/// into it. Standard error is a pipe. Killed when released.
+/// into it. Standard error is a pipe; with `stdoutPiped`, standard output is the pipe
+/// (`output`) and standard error the terminal, as in `bq play --json > file`. Killed when released.
 final class TerminalProcess: @unchecked Sendable {
     let process: Process
     /// The terminal's other end: reads what the child shows, writes what a person types.
@@ -11,11 +12,13 @@ final class TerminalProcess: @unchecked Sendable {
     /// Everything shown on the terminal, read on a thread of its own.
     let screen: OutputCollector
     let errors: OutputCollector
+    /// Standard output, when `stdoutPiped`.
+    let output: OutputCollector?
     private let exited: DispatchSemaphore
 
     /// `environment`: set over the defaults below (nil removes one).
     init(_ arguments: [String], home: URL, columns: UInt16 = 80, rows: UInt16 = 40,
-         environment extra: [String: String?] = [:]) throws {
+         environment extra: [String: String?] = [:], stdoutPiped: Bool = false) throws {
         let executable = try bqExecutable()
         // posix_openpt and its friends are not in Swift's Glibc module; these are what they do
         // on Linux: open the multiplexer, unlock the new terminal (TIOCSPTLCK), ask its number
@@ -53,9 +56,17 @@ final class TerminalProcess: @unchecked Sendable {
         for (name, value) in extra { environment[name] = value }
         process.environment = environment
         process.standardInput = slave
-        process.standardOutput = slave
         let stderr = Pipe()
-        process.standardError = stderr
+        let stdout = Pipe()
+        if stdoutPiped {
+            process.standardOutput = stdout
+            process.standardError = slave
+            try? stderr.fileHandleForWriting.close()
+        } else {
+            process.standardOutput = slave
+            process.standardError = stderr
+            try? stdout.fileHandleForWriting.close()
+        }
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         do {
@@ -72,6 +83,7 @@ final class TerminalProcess: @unchecked Sendable {
         self.exited = exited
         screen = OutputCollector(fileDescriptor: master)
         errors = OutputCollector(stderr.fileHandleForReading)
+        output = stdoutPiped ? OutputCollector(stdout.fileHandleForReading) : nil
     }
 
     deinit {
