@@ -192,6 +192,8 @@ enum AdminScreens {
     }
 
     static let newestEventsHeading = "Newest events"
+    /// Fewer columns than this beside a dare's row, and its title goes on a line of its own.
+    static let shortestTitleShown = 12
 
     /// `connected`: signed-in connections per character, as `characters` tells the organizer.
     /// `gameName`: the game asked for by name, said in the heading (games seeded alike look alike).
@@ -231,8 +233,12 @@ enum AdminScreens {
                 let head = "  \(padded(id, 12)) by \(padded(dare["author"]?.stringValue ?? "?", 8)) \(padded(dare["status"]?.stringValue ?? "?", 9))  "
                 // Cut to the screen like the events below: a player's long title would wrap the rows under it away.
                 let title = dare["title"]?.stringValue ?? ""
-                let room = columns.map { $0 - head.terminalColumns - 2 } ?? title.terminalColumns
-                lines.append(head + "“" + (title.terminalColumns <= room ? title : room > 1 ? fitted(title, room) : "") + "”")
+                let beside = columns.map { $0 - head.terminalColumns - 2 } ?? title.terminalColumns
+                // A phone's screen leaves no room beside the row: the title goes under it.
+                let under = beside < Self.shortestTitleShown
+                let room = under ? (columns ?? 0) - 6 : beside
+                let quoted = "“" + (title.terminalColumns <= room ? title : fitted(title, max(2, room))) + "”"
+                lines += under ? [String(head.dropLast(2)), "    " + quoted] : [head + quoted]
             }
         }
         lines.append(style.bold(newestEventsHeading))

@@ -382,6 +382,8 @@ import Testing
                 "\(lastScreen)")
         #expect(rows.contains { $0.hasPrefix("  theo     ") && $0.contains("claimed") }, "\(lastScreen)")
         #expect(rows.contains { $0.contains("dare-theo") && (columns < 80 || $0.contains("“Sing the whole of")) }, "\(lastScreen)")
+        // On a phone, under its row rather than cut to nothing beside it.
+        #expect(rows.contains { $0.contains("“Sing the whole") }, "\(lastScreen)")
     }
 
     @Test func aRewardsGiverCanBeForgottenAndThenNoLongerReadsItEarly() throws {
