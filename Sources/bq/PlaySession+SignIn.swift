@@ -89,7 +89,11 @@ extension PlaySession {
                         terminal.error("The session as \(last.terminalSafe) saved here no longer works: "
                             + "claim again with --character \(last.terminalSafe) (bq play --character \(last.terminalSafe) ...).")
                     } else {
-                        terminal.error("No saved session: pass --character ID (bq play --character mia ...).")
+                        // This game's ids, not an example from another game's seed.
+                        let ids = ((try? client.characters(game: game)) ?? []).compactMap { $0["id"]?.stringValue }
+                        let example = ids.first ?? "ID"
+                        terminal.error("No saved session: pass --character ID (bq play --character \(example.terminalSafe) ...)"
+                            + (ids.isEmpty ? "." : "; the characters: \(ids.joined(separator: ", ").terminalSafe)."))
                     }
                     return .refused
                 }

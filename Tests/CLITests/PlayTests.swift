@@ -509,4 +509,14 @@ import Testing
         let state = try BQProcess.run(["admin", "show", "c02"] + server.adminFlags)
         #expect(state.out.contains("proof: done"), "made: \(state.out) \(state.err)")
     }
+
+    /// A one-shot with no saved session names the game's own characters, not an example from
+    /// another seed.
+    @Test func aOneShotWithoutASessionNamesTheCharacters() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let run = try BQProcess.run(["play"] + server.address + ["points"], home: try makeTemporaryDirectory())
+        #expect(run.status == 1)
+        #expect(run.err.contains("No saved session") && run.err.contains("the characters: mia, sam, priya, theo, dani."), "\(run.err)")
+    }
 }
