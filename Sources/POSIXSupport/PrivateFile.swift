@@ -16,7 +16,11 @@ public enum PrivateFile {
     /// beside it: a writer that holds no lock on the directory gives one of its own, so that two
     /// processes writing the same file never share it.
     /// `synced: false` skips both syncs, for a file whose loss at a power cut costs nothing.
-    public static func write(_ data: Data, to path: String, temporarySuffix: String = ".new", synced: Bool = true) throws(PrivateFileError) {
+    /// `replacing: false` writes only a file that is not there yet (the name is taken by a link,
+    /// which an existing file makes fail): false when another was there, which is left as found.
+    @discardableResult
+    public static func write(_ data: Data, to path: String, temporarySuffix: String = ".new", synced: Bool = true,
+                             replacing: Bool = true) throws(PrivateFileError) -> Bool {
         let temporary = path + temporarySuffix
         unlink(temporary)  // left by a writer that was killed while writing
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -31,12 +35,22 @@ public enum PrivateFile {
             unlink(temporary)
             throw PrivateFileError("Cannot write \(temporary): \(error.localizedDescription)")
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = systemErrorText(errno)
+        if replacing {
+            guard rename(temporary, path) == 0 else {
+                let reason = systemErrorText(errno)
+                unlink(temporary)
+                throw PrivateFileError("Cannot rename \(temporary) to \(path): \(reason)")
+            }
+        } else {
+            let linked = link(temporary, path) == 0
+            let reason = errno
             unlink(temporary)
-            throw PrivateFileError("Cannot rename \(temporary) to \(path): \(reason)")
+            guard linked else {
+                if reason == EEXIST { return false }
+                throw PrivateFileError("Cannot link \(temporary) to \(path): \(systemErrorText(reason))")
+            }
         }
-        guard synced else { return }
+        guard synced else { return true }
         // The new name is durable once its directory is synced: without it a power cut could
         // take the file away after the key was handed out, and the next start would make
         // another. Best effort: a directory that cannot be opened was just written to.
@@ -46,5 +60,6 @@ public enum PrivateFile {
             _ = fsync(directory)
             close(directory)
         }
+        return true
     }
 }

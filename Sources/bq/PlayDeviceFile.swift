@@ -50,8 +50,19 @@ struct PlayDeviceFile {
 
     /// Reads the file, or starts a new one with a fresh device id (saved at once). A file that
     /// is there but is not a device file is refused, not replaced: `--device-file` may name
-    /// something else of the person's by mistake.
+    /// something else of the person's by mistake. Of several first runs at once on one file,
+    /// the first to save its device id makes the file, and the others take that id: were the
+    /// last to save to win, the character one of them claimed would be held by a device id
+    /// that no file keeps.
     static func load(path: String) throws -> PlayDeviceFile {
+        while true {
+            if let file = try loadExisting(path: path) { return file }
+            let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil, sessionEnded: nil)
+            if try file.save(replacing: false) { return file }
+        }
+    }
+
+    private static func loadExisting(path: String) throws -> PlayDeviceFile? {
         if let data = FileManager.default.contents(atPath: path), !data.isEmpty {
             guard let json = try? JSONParser.parse(Array(data)), let device = json["device"]?.stringValue, !device.isEmpty else {
                 throw DeviceFileError("it is not a bq device file (no device id in it); name another file with --device-file, or remove this one to start afresh")
@@ -62,12 +73,12 @@ struct PlayDeviceFile {
         if FileManager.default.fileExists(atPath: path) && !FileManager.default.isReadableFile(atPath: path) {
             throw DeviceFileError("it cannot be read")
         }
-        let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil, sessionEnded: nil)
-        try file.save()
-        return file
+        return nil
     }
 
-    func save() throws {
+    /// `replacing: false`: only when there is no file yet; false when there was one.
+    @discardableResult
+    func save(replacing: Bool = true) throws -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             do {
@@ -83,9 +94,10 @@ struct PlayDeviceFile {
         // The token signs in as this character: readable by this user only, and a crash while
         // saving must not leave half a file (the next start would refuse it).
         // Two bq play on one file (a mistake, but a possible one) must not share a temporary.
-        try PrivateFile.write(Data(JSONValue.object(object).serialized().utf8), to: path,
-                                   temporarySuffix: ".new-\(getpid())")
+        let written = try PrivateFile.write(Data(JSONValue.object(object).serialized().utf8), to: path,
+                                            temporarySuffix: ".new-\(getpid())", replacing: replacing)
         removeTemporariesOfEndedProcesses()
+        return written
     }
 
     /// A `bq play` killed while saving leaves its temporary, a token in it: the next save takes

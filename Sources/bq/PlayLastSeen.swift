@@ -35,7 +35,7 @@ final class LastSeenFile: @unchecked Sendable {
             let object: JSONValue = ["character": .string(character), "version": .int(version), "view": view]
             // Written on the reader thread at every update: no syncs, whose wait would hold the
             // replies back; a file lost at a power cut only leaves the next start's news out.
-            try? PrivateFile.write(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())", synced: false)
+            _ = try? PrivateFile.write(Data(object.serialized().utf8), to: path, temporarySuffix: ".new-\(getpid())", synced: false)
         }
     }
 }
