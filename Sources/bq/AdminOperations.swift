@@ -127,8 +127,10 @@ struct AdminUnclaim: AdminChange {
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         let wasClaimed = (try? context.gameView())?["characters"]?[character]?["claimed"]?.boolValue
         let reply = try context.change("unclaim", ["character": .string(character)])
-        // Unclaiming a free character changes nothing: said so, not as if it freed someone.
-        return context.done(wasClaimed == false ? "\(character) was not claimed: nothing changed." : "\(character) is free to claim again.", reply)
+        // Unclaiming a free character changes nothing: said so, not as if it freed someone. A
+        // replay answers an earlier send, which may be what freed it.
+        let freedNow = wasClaimed != false || reply.replayed
+        return context.done(freedNow ? "\(character) is free to claim again." : "\(character) was not claimed: nothing changed.", reply)
     }
 }
 

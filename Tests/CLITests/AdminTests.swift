@@ -483,4 +483,19 @@ import Testing
         let missing = try BQProcess.run(["admin", "force-complete", "C99"] + server.adminFlags)
         #expect(missing.status == 1 && missing.err.contains("C99"), "named as typed: \(missing.err)")
     }
+
+    /// A rerun under the key of an unclaim that went through says what the first did, not that
+    /// the character (freed by it) "was not claimed".
+    @Test func aReplayedUnclaimSaysTheCharacterWasFreed() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let claimed = try BQProcess.run(["play"] + server.address + ["--character", "theo", "points"], home: try makeTemporaryDirectory())
+        #expect(claimed.status == 0, "\(claimed.err)")
+        let key = "unclaim-theo-once"
+        let first = try BQProcess.run(["admin", "unclaim", "theo", "--idem", key] + server.adminFlags)
+        #expect(first.status == 0 && first.out.contains("theo is free to claim again."), "\(first.out) \(first.err)")
+        let again = try BQProcess.run(["admin", "unclaim", "theo", "--idem", key] + server.adminFlags)
+        #expect(again.status == 0, "\(again.err)")
+        #expect(again.out.contains("theo is free to claim again. (applied once, by an earlier send of this request)"), "\(again.out)")
+    }
 }
