@@ -10,11 +10,13 @@ struct Admin: ParsableCommand {
         abstract: "The organizer's console: status, the event log, and every organizer operation.",
         discussion: """
             Signs in with the admin key: --key, else BQ_ADMIN_KEY, else DIR/admin.key with --data DIR.
-            Each operation is a one-shot subcommand that exits non-zero with the server's message when
-            refused (1), or 75 when no reply came in time and the change may or may not have been
-            applied; then it prints the key the change went under, and the same operation run again
-            with --idem KEY after it is made at most once. `console` runs them interactively and asks
-            before destructive ones.
+
+            Each operation is a one-shot subcommand. It exits 0 when done; 1 with the server's \
+            message when refused; 2 when no server answers; 64 for bad arguments; 75 when no reply \
+            came in time and the change may or may not have been made: then it prints the key the \
+            change went under, and the same operation run again with --idem KEY is made at most once.
+
+            `console` runs them interactively and asks before destructive ones.
             """,
         subcommands: [AdminStatus.self, AdminShow.self, AdminTimeline.self, AdminLog.self, AdminWatch.self, AdminConsole.self,
                       AdminForceComplete.self, AdminForceUnlock.self, AdminFinalBadge.self, AdminUnclaim.self,

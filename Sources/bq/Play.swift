@@ -8,9 +8,15 @@ struct Play: ParsableCommand {
         commandName: "play",
         abstract: "Play BirthdayQuest: pick your character, then complete challenges, unlock rewards, write dares.",
         discussion: """
-            Interactive by default: the game stays on screen and updates itself as other players act.
-            Give a command after the options to run just that one (bq play --character mia complete c01 done),
+            Interactive by default: the game stays on screen and updates itself as other players act. \
+            Give a command after the options to run just that one (bq play --character mia complete c01 done), \
             or --script to read commands from stdin. Type help inside the game for the commands.
+
+            A one-shot or --script exits 0 when done; 1 when refused (or a --script command failed); \
+            2 when no server answers; 64 for bad arguments; 75 when no reply came in time and a \
+            change may or may not have been made (its key is printed: run the same command again \
+            with --idem KEY). A game at the terminal exits 3 when its character is unclaimed or \
+            taken over.
             """)
 
     @Option(help: "Server address.") var host = "127.0.0.1"
