@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSON
+import POSIXSupport
 import EventLog
 import Server
 
@@ -50,7 +51,11 @@ struct DataOptions: ParsableArguments {
         var result = ServerConfig()
         let path = config ?? (FileManager.default.fileExists(atPath: "config/server.json") ? "config/server.json" : nil)
         if let path {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError("\(path): cannot read the config file") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                // Why, as the system says it: a path mistyped and a file not readable ask for different fixes.
+                let reason = readabilityError(of: path) ?? "it could not be read"
+                throw ConfigError("\(path): cannot read the config file (\(reason))")
+            }
             let json: JSONValue
             do { json = try JSONParser.parse(Array(data)) } catch { throw ConfigError("\(path): not valid JSON: \(error)") }
             // JSON lets a name come twice, and the last would win without a word.

@@ -56,6 +56,12 @@ struct Serve: ParsableCommand {
         do {
             server = try GameServer(config: config, logger: logger)
         } catch {
+            // The one start-up failure an organizer meets on a working machine, said for them.
+            if let failure = error as? UVError, failure.name == "EADDRINUSE" {
+                try? FileHandle.standardError.write(contentsOf: Data(("bq serve: cannot listen on \(config.host):\(config.port): "
+                    + "the port is in use (a bq serve already running? another port with --port)\n").utf8))
+                throw ExitCode(1)
+            }
             // One problem per line (a seed's, say), each said to be the server's.
             let lines = "\(error)".split(separator: "\n", omittingEmptySubsequences: false).map { "bq serve: \($0)\n" }
             try? FileHandle.standardError.write(contentsOf: Data(lines.joined().utf8))
