@@ -79,15 +79,16 @@ struct AdminConnectionOptions: ParsableArguments {
 
     func validate() throws { try validateTimeout(timeout) }
 
-    func adminKey() throws -> String {
-        if let key, !key.isEmpty { return key }
-        if let key = ProcessInfo.processInfo.environment["BQ_ADMIN_KEY"], !key.isEmpty { return key }
+    /// The key, and where it was found (for the message when it is wrong).
+    func adminKey() throws -> (key: String, source: String) {
+        if let key, !key.isEmpty { return (key, "--key") }
+        if let key = ProcessInfo.processInfo.environment["BQ_ADMIN_KEY"], !key.isEmpty { return (key, "BQ_ADMIN_KEY") }
         if let data {
             let path = (data as NSString).appendingPathComponent("admin.key")
             guard let contents = FileManager.default.contents(atPath: path) else {
                 throw ValidationError("cannot read \(path)")
             }
-            return String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return (String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), path)
         }
         throw ValidationError("no admin key: pass --key, set BQ_ADMIN_KEY, or pass --data DIR")
     }
@@ -99,7 +100,7 @@ struct AdminConnectionOptions: ParsableArguments {
         // status, not SIGPIPE's, says whether it was made.
         ignoreSIGPIPE()
         let terminal = Terminal(colorAllowed: !noColor)
-        let key: String
+        let key: (key: String, source: String)
         do {
             key = try adminKey()
         } catch {
@@ -119,10 +120,13 @@ struct AdminConnectionOptions: ParsableArguments {
             throw ExitCode(2)
         }
         do {
-            try client.signInAdmin(key: key, game: game)
+            try client.signInAdmin(key: key.key, game: game)
         } catch {
             client.close()
-            terminal.error("bq admin: \(String(describing: error).terminalSafe)")
+            // A wrong key is most often another server's: say which key was tried.
+            let tried = error.refusal?.code == "unauthenticated"
+                ? " (the key from \(key.source)\(key.source.hasSuffix("admin.key") ? ": is --data the data directory of the server on port \(port)?" : ""))" : ""
+            terminal.error("bq admin: \(String(describing: error).terminalSafe)\(tried.terminalSafe)")
             // A refusal (a wrong key) is 1; a server that does not answer is none to talk to, 2
             // (as `bq play` has it: nothing was asked of it yet).
             throw ExitCode(error.refusal == nil ? 2 : 1)

@@ -38,7 +38,14 @@ import Testing
         defer { server.stop() }
         let result = try BQProcess.run(["admin", "status", "--key", "not-the-key"] + server.address)
         #expect(result.status == 1)
-        #expect(!result.err.isEmpty)
+        #expect(result.err.contains("Wrong admin key (the key from --key)"), "\(result.err)")
+        // Another server's data directory: the key read from it is named, and --data questioned.
+        let other = try makeTemporaryDirectory()
+        try Data("another-servers-key\n".utf8).write(to: other.appendingPathComponent("admin.key"))
+        let elsewhere = try BQProcess.run(["admin", "status", "--data", other.path] + server.address)
+        #expect(elsewhere.status == 1)
+        #expect(elsewhere.err.contains("Wrong admin key (the key from \(other.path)/admin.key: is --data the data directory "
+                                       + "of the server on port \(server.port)?)"), "\(elsewhere.err)")
     }
 
     @Test func statusShowsNumbersClaimsAndEvents() throws {
