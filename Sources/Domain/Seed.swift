@@ -218,9 +218,10 @@ extension SeedContent {
             }
         }
         for role in [Role.birthday, .organizer] {
-            let count = characters.count { $0.role == role }
-            if count != 1 {
-                found.append(SeedProblem(path: "characters", message: "must have exactly one \(role.rawValue), got \(count)"))
+            let holders = characters.filter { $0.role == role }.map(\.id)
+            if holders.count != 1 {
+                let which = holders.isEmpty ? "" : " (\(holders.joined(separator: ", ")))"
+                found.append(SeedProblem(path: "characters", message: "must have exactly one \(role.rawValue), got \(holders.count)\(which)"))
             }
         }
 

@@ -130,7 +130,10 @@ public enum GameLoader {
     }
 
     /// Validates a seed's bytes; `name` says where they came from in every error.
-    static func parseSeed(_ bytes: [UInt8], name: String) throws -> (content: SeedContent, hash: String) {
+    static func parseSeed(_ file: [UInt8], name: String) throws -> (content: SeedContent, hash: String) {
+        // Some Windows editors begin a UTF-8 file with a byte-order mark: a seed is typed by a
+        // person, not sent by a program, so it is skipped rather than refused.
+        let bytes = file.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(file.dropFirst(3)) : file
         let json: JSONValue
         do {
             json = try JSONParser.parse(bytes, maxDepth: 64)

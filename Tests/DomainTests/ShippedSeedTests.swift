@@ -158,7 +158,7 @@ import Views
     @Test func twoBirthdayCharactersAreAnError() throws {
         // Theo gives r05, so a birthday Theo also breaks that reward's giver.
         let lines = try errors([.replace(path: "/characters/3/role", value: "birthday")])
-        #expect(lines.contains("seed/birthdayquest.json: characters: must have exactly one birthday, got 2"))
+        #expect(lines.contains("seed/birthdayquest.json: characters: must have exactly one birthday, got 2 (mia, theo)"))
         #expect(lines.contains("seed/birthdayquest.json: rewards[4].from_character: a gift cannot come from the birthday person"))
     }
 

@@ -20,6 +20,9 @@ import Testing
                 == "Field `option_b.title` must be 1 to 120 characters, got 0")
         #expect(try message(#"{"id":1,"op":"save_reward","from":"f","title":"t","teaser":"t","type":"text","content":{"text":7}}"#)?
                 .hasPrefix("Field `content.text`") == true)
+        // Of several links, the one refused is pointed out.
+        #expect(try message(#"{"id":1,"op":"save_reward","from":"f","title":"t","teaser":"t","type":"text","content":{"urls":["https://a.example/x","not a url"]}}"#)?
+                .hasSuffix(#"; link 2 is not: "not a url""#) == true)
     }
 
     /// The field a message names for people is the error's `field` for programs, whatever the

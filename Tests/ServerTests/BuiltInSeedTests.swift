@@ -14,4 +14,11 @@ import Testing
         let builtIn = try GameLoader.parseSeed(Array(BuiltInSeed.text.utf8), name: "built-in")
         #expect(builtIn.hash == fromFile.hash)
     }
+
+    /// A seed saved by an editor that begins UTF-8 with a byte-order mark is the same seed.
+    @Test func aByteOrderMarkBeforeASeedIsSkipped() throws {
+        let plain = try GameLoader.parseSeed(Array(BuiltInSeed.text.utf8), name: "plain")
+        let marked = try GameLoader.parseSeed([0xEF, 0xBB, 0xBF] + Array(BuiltInSeed.text.utf8), name: "marked")
+        #expect(marked.hash == plain.hash)
+    }
 }
