@@ -77,7 +77,10 @@ struct AdminConnectionOptions: ParsableArguments {
     @Option(help: "The server's data directory, to read DIR/admin.key.") var data: String?
     @Flag(name: .customLong("no-color"), help: "No ANSI colours (NO_COLOR is respected too).") var noColor = false
 
-    func validate() throws { try validateTimeout(timeout) }
+    func validate() throws {
+        try validateTimeout(timeout)
+        try validatePort(port)
+    }
 
     /// The key, and where it was found (for the message when it is wrong).
     func adminKey() throws -> (key: String, source: String) {

@@ -8,7 +8,13 @@ struct AdminStatus: AdminOperation {
     static let configuration = CommandConfiguration(commandName: "status",
                                                     abstract: "The game's numbers, the characters, the newest events.")
     @OptionGroup var connection: AdminConnectionOptions
-    @Option(help: "How many recent events to show.") var events = 8
+    @Option(help: "How many recent events to show (0 to 1000).") var events = 8
+
+    func validate() throws {
+        guard (0...Limits.eventsPage.upperBound).contains(events) else {
+            throw ValidationError("--events must be 0 to \(Limits.eventsPage.upperBound), got \(events)")
+        }
+    }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
         try AdminScreens.fetchStatus(context, events: events)
@@ -47,6 +53,9 @@ struct AdminLog: AdminOperation {
     @Option(help: "Only the newest N events (1 to 1000), instead of those after --after.") var last: Int?
 
     func validate() throws {
+        if !Limits.eventsPage.contains(limit) {
+            throw ValidationError("--limit must be \(Limits.eventsPage.lowerBound) to \(Limits.eventsPage.upperBound), got \(limit)")
+        }
         if let last, !Limits.eventsPage.contains(last) {
             throw ValidationError("--last must be \(Limits.eventsPage.lowerBound) to \(Limits.eventsPage.upperBound), got \(last)")
         }

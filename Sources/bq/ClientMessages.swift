@@ -185,6 +185,10 @@ extension ClientOptions {
 }
 
 /// `--timeout` of `bq play` and `bq admin`: a wait Foundation can keep (`inf` crashed it).
+func validatePort(_ port: Int) throws {
+    guard (1...65_535).contains(port) else { throw ValidationError("--port must be 1 to 65535, got \(port)") }
+}
+
 func validateTimeout(_ seconds: Double) throws {
     guard (0.1...86_400).contains(seconds) else {
         throw ValidationError("--timeout must be 0.1 to 86400 seconds (a day), got \(seconds)")

@@ -33,7 +33,10 @@ struct Play: ParsableCommand {
     @Flag(help: "Read commands from stdin, one per line, without live updates; exit at the end.") var script = false
     @Option(help: ArgumentHelp("With one command that makes a change: make it under this idempotency key (1 to 128 characters). A run left without an answer (exit 75) prints the key it used: the same command with it is made at most once.", valueName: "key"))
     var idem: String?
-    @Argument(parsing: .captureForPassthrough, help: "One command to run, then exit.") var command: [String] = []
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("One command to run, then exit.", valueName: "command")) var commandWords: [String] = []
+
+    /// The command's words, less a `--` that ends the options (`bq play -- "$@"` in a wrapper).
+    var command: [String] { commandWords.first == "--" ? Array(commandWords.dropFirst()) : commandWords }
 
     func validate() throws {
         // The command words are captured as they are (they may start with dashes), and that
@@ -42,6 +45,7 @@ struct Play: ParsableCommand {
             throw CleanExit.helpRequest(self)
         }
         try validateTimeout(timeout)
+        try validatePort(port)
         try validateIdempotencyKey(idem)
         // One key is one change: a game or a script makes many.
         if idem != nil, command.isEmpty {

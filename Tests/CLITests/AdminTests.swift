@@ -505,4 +505,17 @@ import Testing
         #expect(again.status == 0, "\(again.err)")
         #expect(again.out.contains("theo is free to claim again. (applied once, by an earlier send of this request)"), "\(again.out)")
     }
+
+    /// Counts out of range are bad arguments (64) before anything is asked, whichever option.
+    @Test func countsOutOfRangeAreBadArguments() throws {
+        for (arguments, says) in [(["status", "--events=-1"], "--events must be 0 to 1000, got -1"),
+                                  (["status", "--events", "5000"], "--events must be 0 to 1000, got 5000"),
+                                  (["log", "--limit", "0"], "--limit must be 1 to 1000, got 0"),
+                                  (["log", "--last", "0"], "--last must be 1 to 1000, got 0"),
+                                  (["status", "--port", "0"], "--port must be 1 to 65535, got 0")] {
+            let run = try BQProcess.run(["admin"] + arguments + ["--key", "unused"])
+            #expect(run.status == 64, "\(arguments): \(run.err)")
+            #expect(run.err.contains(says), "\(arguments): \(run.err)")
+        }
+    }
 }

@@ -519,4 +519,16 @@ import Testing
         #expect(run.status == 1)
         #expect(run.err.contains("No saved session") && run.err.contains("the characters: mia, sam, priya, theo, dani."), "\(run.err)")
     }
+
+    /// A wrapper's `bq play -- "$@"`: the `--` ends the options and is not a command. A port
+    /// out of range is bad arguments (64), not a server that cannot be reached (2).
+    @Test func aDoubleDashEndsTheOptionsAndAPortOutOfRangeIsBadArguments() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let run = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--", "points"], home: try makeTemporaryDirectory())
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.out.contains("Points: 0 ✦"), "\(run.out)")
+        let badPort = try BQProcess.run(["play", "--port", "99999", "points"], home: try makeTemporaryDirectory())
+        #expect(badPort.status == 64 && badPort.err.contains("--port must be 1 to 65535, got 99999"), "\(badPort.err)")
+    }
 }
