@@ -114,6 +114,27 @@ public enum ConfigLoader {
         return environment.keys.filter { $0.hasPrefix("BQ_") && !known.contains($0) }.sorted()
     }
 
+    /// The setting's variable `name` is most likely a misspelling of: the nearest by edits
+    /// (a letter added, dropped or changed), when two edits at most make one of the other.
+    public static func likelyMeant(_ name: String, readElsewhere: Set<String> = []) -> String? {
+        let known = Set(settings.map(\.environment)).union(readElsewhere).sorted()
+        let nearest = known.map { ($0, editDistance(Array(name.uppercased().utf8), Array($0.utf8))) }.min { $0.1 < $1.1 }
+        return nearest.flatMap { $0.1 <= 2 ? $0.0 : nil }
+    }
+
+    /// Levenshtein's distance, by rows.
+    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
     /// Applies command-line flags, keyed by setting (`port`, not `--port`), through the same
     /// checks as the file and the environment.
     public static func apply(flags: [String: JSONValue], to config: inout ServerConfig) throws(ConfigError) {

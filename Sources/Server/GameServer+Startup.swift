@@ -166,8 +166,9 @@ extension GameServer {
         }
         logger.warning("""
             the seed \(seed.source) is not used: \(others.joined(separator: ", ")) already \(others.count == 1 ? "has" : "have") \
-            events, seeded from other content. A seed applies only to a game with no events; to play this one, \
-            start with a new --data directory
+            events, seeded from other content. A seed applies only to a game with no events: to change the game \
+            being played, use bq admin edit-challenge, edit-reward, add-challenge and add-reward (the game and \
+            its points are kept); to start a new game from this seed, start with a new --data directory
             """)
     }
 

@@ -20,9 +20,11 @@ struct DataOptions: ParsableArguments {
             // A misspelt variable would otherwise be ignored without a word (a `BQ_DATA` typo
             // reads the default directory).
             let environment = ProcessInfo.processInfo.environment
-            for name in ConfigLoader.unknownVariables(in: environment, readElsewhere: [Terminal.plainInputVariable]) {
+            let readElsewhere: Set = [Terminal.plainInputVariable]
+            for name in ConfigLoader.unknownVariables(in: environment, readElsewhere: readElsewhere) {
+                let meant = ConfigLoader.likelyMeant(name, readElsewhere: readElsewhere).map { "did you mean \($0)? " } ?? ""
                 try? FileHandle.standardError.write(contentsOf: Data(
-                    "bq \(command): warning: \(name) is set but is no setting (docs/configuration.md lists them): ignored\n".utf8))
+                    "bq \(command): warning: \(name) is set but is no setting (\(meant)docs/configuration.md lists them): ignored\n".utf8))
             }
             return config
         } catch {

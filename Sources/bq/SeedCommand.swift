@@ -43,7 +43,9 @@ struct SeedCommand: ParsableCommand {
         if points > 0, costs * 100 < points * 60 || costs * 100 > points * 70 {
             let percent = String(format: "%.1f", Double(costs) * 100 / Double(points))
             notes.append("the rewards cost \(costs) points in all, \(percent)% of the \(points) the challenges are worth "
-                + "(the rule of thumb is 60 to 70%: docs/seed.md)")
+                + "(the rule of thumb is 60 to 70%: docs/seed.md)"
+                + (costs > points ? "; more than the challenges give, so every reward (and with them the final badge) "
+                    + "needs the dares' points or the organizer's" : ""))
         }
         return notes
     }

@@ -472,7 +472,7 @@ import Server
         // Misspelt, it would be ignored without a word: it is named.
         let (_, typo) = try BQProcess.logOfAStart(dataDirectory: dir.path + "/typo", environment: ["BQ_CLAIM_NEED_PIN": "1"],
                                                   logLevel: "notice")
-        #expect(typo.contains("bq serve: warning: BQ_CLAIM_NEED_PIN is set but is no setting"), "\(typo)")
+        #expect(typo.contains("bq serve: warning: BQ_CLAIM_NEED_PIN is set but is no setting (did you mean BQ_CLAIMS_NEED_PIN? "), "\(typo)")
         #expect(!typo.contains("claims_need_pin is on"), "\(typo)")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Server
 import Testing
 
 /// A bad setting, wherever it comes from, stops `bq serve` with one line that names it, exit
@@ -75,3 +76,13 @@ import Testing
     }
 }
 
+
+/// A misspelt variable's warning names the setting it most likely meant.
+@Suite struct LikelyMeantTests {
+    @Test func theNearestSettingWithinTwoEditsIsNamed() {
+        #expect(ConfigLoader.likelyMeant("BQ_CLAIM_NEED_PIN") == "BQ_CLAIMS_NEED_PIN")
+        #expect(ConfigLoader.likelyMeant("BQ_PROT") == "BQ_PORT")
+        #expect(ConfigLoader.likelyMeant("bq_port") == "BQ_PORT", "a variable typed in lower case")
+        #expect(ConfigLoader.likelyMeant("BQ_SOMETHING_ELSE_ENTIRELY") == nil, "nothing near: no guess")
+    }
+}

@@ -47,6 +47,15 @@ import Testing
         #expect(notes.contains { $0.hasPrefix("note: theo and dani share a pin") }, "\(careless.stdout)")
         // 638 of 900: 70.9%, past the rule of thumb by less than a point.
         #expect(notes.contains { $0.hasPrefix("note: the rewards cost 638 points in all, 70.9% of the 900") }, "\(careless.stdout)")
+        #expect(!careless.stdout.contains("more than the challenges give"), "\(careless.stdout)")
+
+        // Rewards dearer than every challenge together: the final badge is out of the challenges' reach.
+        let dear = try JSONPatch.apply([.replace(path: "/rewards/0/cost", value: 1000)], to: seed)
+        let dearPath = dir.path + "/dear.json"
+        try Data(dear.serialized().utf8).write(to: URL(fileURLWithPath: dearPath))
+        let tooDear = try BQRun.run(["seed", dearPath], workingDirectory: dir.path)
+        #expect(tooDear.stdout.contains("; more than the challenges give, so every reward (and with them the final badge) "
+                                        + "needs the dares' points or the organizer's"), "\(tooDear.stdout)")
     }
 
     /// Outside the repository `bq seed` checks what `bq serve` would seed there: the built-in copy.
