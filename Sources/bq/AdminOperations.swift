@@ -310,7 +310,7 @@ struct ChallengeOptions: SavedItemOptions {
     @Option(help: "physical, social, creative, sentimental or adventure.", transform: { $0.lowercased() }) var category: String?
     @Option(name: .customLong("option-b-title"), parsing: .unconditional, help: "2-in-1: the second option's title.") var optionBTitle: String?
     @Option(name: .customLong("option-b-description"), parsing: .unconditional) var optionBDescription: String?
-    @Flag(name: .customLong("no-option-b"), help: "Remove option B.") var noOptionB = false
+    @Flag(name: .customLong("no-option-b"), help: "Editing: remove option B (a new challenge has none unless given).") var noOptionB = false
 
     /// A word outside the list is a value not of its type, like `--points ten`: a usage error
     /// (exit 64) said here, not a refusal from the server.
@@ -385,7 +385,7 @@ struct RewardOptions: SavedItemOptions {
     static let kind = "reward"
     @Option(parsing: .unconditional, help: "Who it is from, as shown (e.g. \"Grandma Rosa\").") var from: String?
     @Option(name: .customLong("from-character"), help: "The giver's character id, if they play.") var fromCharacter: String?
-    @Flag(name: .customLong("no-from-character"), help: "The giver does not play (an edit forgets the character).")
+    @Flag(name: .customLong("no-from-character"), help: "Editing: the giver does not play, and the character is forgotten (a new reward has none unless given).")
     var noFromCharacter = false
     @Option(parsing: .unconditional) var title: String?
     @Option(parsing: .unconditional) var teaser: String?
