@@ -214,8 +214,9 @@ extension PlaySession {
         if view.myRole == "birthday" {
             let explanation = "Secret dares are written by your friends, for you: type discover to reveal the delivered ones."
             guard words.isEmpty else {
+                // Another role's command, as a friend's `complete` is: refused (1), not misused (64).
                 refused(explanation)
-                return .usage
+                return .failed
             }
             say([explanation])
             return .ok
