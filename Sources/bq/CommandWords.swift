@@ -1,7 +1,10 @@
 /// Splits a typed command into words: spaces separate, "double" or 'single' quotes group,
 /// a backslash escapes the next character. nil when a quote is left open: the words after it
-/// would otherwise be sent as one, which is seldom what was meant.
+/// would otherwise be sent as one, which is seldom what was meant. A line that begins with `#`
+/// (after blanks) is a comment: no words.
 func splitCommandLine(_ line: String) -> [String]? {
+    // A comment, as in a shell script: a script of commands explains itself.
+    if line.drop(while: { $0 == " " || $0 == "\t" }).first == "#" { return [] }
     var words: [String] = []
     var current = ""
     var inWord = false

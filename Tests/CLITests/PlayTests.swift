@@ -226,9 +226,10 @@ import Testing
         defer { server.stop() }
         let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"],
                                        home: try makeTemporaryDirectory(),
-                                       stdin: "complete c13 photo https://example.com/menu.jpg\ncomplete c02\nunlock r02\ntimeline\n"
+                                       stdin: "# Saturday's plan\ncomplete c13 photo https://example.com/menu.jpg\ncomplete c02\n"
+                                           + "  # then the first gift\nunlock r02\ntimeline\n"
                                            + "complete c15 photo https://example.com/cairn.jpg --option b\n")
-        #expect(result.status == 0, "\(result.err)")
+        #expect(result.status == 0, "comments are skipped: \(result.err)")
         #expect(result.out.contains("Completed “Menu Poet”. Points: 35 ✦"))
         #expect(result.out.contains("Completed “The Ridge Walk”"), "option B's own title")
         #expect(result.out.contains("Unlocked r02! Points: 20 ✦"))
