@@ -34,6 +34,8 @@ final class PlaySession: @unchecked Sendable {
     let givenChangeKey: String?
     /// Whether a change was sent (under `--idem`'s key, when given). Main thread only.
     var givenChangeKeyUsed = false
+    /// The line of a `--script` being run, from 1, named in its refusals. Main thread only.
+    private var scriptLine: Int?
 
     init(client: GameClient, terminal: Terminal, mode: PlayMode, json: Bool, game: String?, file: PlayDeviceFile,
          changeKey: String? = nil) {
@@ -63,8 +65,10 @@ final class PlaySession: @unchecked Sendable {
         if mode == .interactive && !json {
             terminal.line(style.red("✗ ") + forPeople(message))
         } else {
-            // --json is for programs: the server's words as they are.
-            terminal.error(json ? message : forPeople(message))
+            // --json is for programs: the server's words as they are. A script's author is
+            // told which of its lines.
+            let place = scriptLine.map { "line \($0): " } ?? ""
+            terminal.error(place + (json ? message : forPeople(message)))
         }
     }
 
@@ -204,6 +208,7 @@ final class PlaySession: @unchecked Sendable {
             }
         }
         while let line = readInput(style.bold("> "), command: true) {
+            if mode == .script { scriptLine = (scriptLine ?? 0) + 1 }
             guard let words = splitCommandLine(line) else {
                 refused("A quote is not closed: nothing was sent.")
                 if worst == .ok { worst = .failed }

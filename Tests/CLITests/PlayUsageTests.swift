@@ -73,9 +73,11 @@ import Testing
         let server = try ServerProcess()
         defer { server.stop() }
         let result = try BQProcess.run(["play"] + server.address + ["--character", "mia", "--script"], home: try makeTemporaryDirectory(),
-                                       stdin: "complete c09 text \"we wrote thirty\ncomplete c02\n")
+                                       stdin: "# the one with the poem\ncomplete c09 text \"we wrote thirty\ncomplete c02\nunlock r99\n")
         #expect(result.status == 1, "a script with a failed line fails")
-        #expect(result.err.contains("A quote is not closed: nothing was sent."), "\(result.err)")
+        // Each refusal names the script's line, comments counted, as an editor numbers them.
+        #expect(result.err.contains("line 2: A quote is not closed: nothing was sent."), "\(result.err)")
+        #expect(result.err.contains("line 4: "), "\(result.err)")
         #expect(result.out.contains("Completed “Wisdom From Strangers”"), "the next line still runs: \(result.out)")
         let status = try BQProcess.run(["admin", "status"] + server.adminFlags)
         #expect(status.out.contains("Challenges 1/15 done"), "\(status.out)")
