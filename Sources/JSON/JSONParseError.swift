@@ -53,6 +53,15 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// Where the offending byte is in `input` (the bytes parsed), as a text editor counts:
+    /// lines and columns from 1. For a file a person fixes by hand.
+    public func place(in input: [UInt8]) -> (line: Int, column: Int) {
+        let before = input.prefix(min(offset, input.count))
+        let line = before.count { $0 == 0x0A } + 1
+        let column = before.count - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+        return (line, column)
+    }
+
     private static func describe(_ byte: UInt8?) -> String {
         guard let byte else { return "end of input" }
         if byte >= 0x21 && byte < 0x7F { return "character '\(Character(Unicode.Scalar(byte)))'" }

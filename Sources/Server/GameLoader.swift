@@ -139,9 +139,7 @@ public enum GameLoader {
             json = try JSONParser.parse(bytes, maxDepth: 64)
         } catch {
             // A person fixes a seed in a text editor: the line and column, beside the byte.
-            let before = bytes.prefix(min(error.offset, bytes.count))
-            let line = before.count { $0 == 0x0A } + 1
-            let column = before.count - ((before.lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0) + 1
+            let (line, column) = error.place(in: bytes)
             throw ServerError.startup("\(name): not valid JSON: \(error) (line \(line), column \(column))")
         }
         do {

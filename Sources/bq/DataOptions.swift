@@ -59,7 +59,13 @@ struct DataOptions: ParsableArguments {
                 throw ConfigError("\(path): cannot read the config file (\(reason))")
             }
             let json: JSONValue
-            do { json = try JSONParser.parse(Array(data)) } catch { throw ConfigError("\(path): not valid JSON: \(error)") }
+            do {
+                json = try JSONParser.parse(Array(data))
+            } catch {
+                // Edited by hand, as a seed is: the line and column too.
+                let (line, column) = error.place(in: Array(data))
+                throw ConfigError("\(path): not valid JSON: \(error) (line \(line), column \(column))")
+            }
             // JSON lets a name come twice, and the last would win without a word.
             var seen = Set<String>()
             for name in JSONParser.memberNames(Array(data)) ?? [] where !seen.insert(name).inserted {

@@ -11,7 +11,7 @@ import Testing
         try Data(#"{"port": 70000}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/range.json"))
         try Data(#"{"port": "4747"}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/text.json"))
         try Data(#"{"prot": 4747}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/typo.json"))
-        try Data("{port".utf8).write(to: URL(fileURLWithPath: dir.path + "/broken.json"))
+        try Data("{\n  \"port\": 4747,\n}".utf8).write(to: URL(fileURLWithPath: dir.path + "/broken.json"))
         try Data(#"{"port": 7914, "port": 7915}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/twice.json"))
         try Data(#"{"games": [" city", "lake"]}"#.utf8).write(to: URL(fileURLWithPath: dir.path + "/spaced.json"))
         let data = dir.path + "/data"
@@ -22,7 +22,7 @@ import Testing
             (["--port", "-1"], [:], "bq serve: --port: port must be an integer from 0 to 65535"),
             (["--config", "range.json"], [:], "bq serve: range.json: port must be an integer from 0 to 65535"),
             (["--config", "typo.json"], [:], #"bq serve: typo.json: unknown setting "prot""#),
-            (["--config", "broken.json"], [:], "bq serve: broken.json: not valid JSON"),
+            (["--config", "broken.json"], [:], "bq serve: broken.json: not valid JSON: unexpected character '}' at byte 18 (line 3, column 1)"),
             (["--config", "missing.json"], [:], "bq serve: missing.json: cannot read the config file (No such file or directory)"),
             ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
             (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
