@@ -51,6 +51,7 @@ struct AdminLog: AdminOperation {
     @Option(help: "Show events after this version.") var after = 0
     @Option(help: "At most this many (1 to 1000).") var limit = 100
     @Option(help: "Only the newest N events (1 to 1000), instead of those after --after.") var last: Int?
+    @Flag(help: "One JSON object per line: each event whole, as the server gives it, for scripts.") var json = false
 
     func validate() throws {
         if !Limits.eventsPage.contains(limit) {
@@ -73,6 +74,8 @@ struct AdminLog: AdminOperation {
         }
         let reply = try context.client.request("events", ["after": .int(from), "limit": .int(count)])
         let events = reply.result["events"]?.arrayValue ?? []
+        // Serialized JSON escapes every control character: nothing in it can drive a terminal.
+        if json { return events.map { $0.serialized() } }
         guard !events.isEmpty else { return ["No events after version \(from)."] }
         var lines = events.map { AdminScreens.event($0, style: context.style) }
         // A page that stops short of the game's version says so: the change someone looks for

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Testing
 
 /// `bq admin` as the organizer scripts it.
@@ -517,5 +518,21 @@ import Testing
             #expect(run.status == 64, "\(arguments): \(run.err)")
             #expect(run.err.contains(says), "\(arguments): \(run.err)")
         }
+    }
+
+    /// `log --json` gives scripts each event whole, one JSON object per line.
+    @Test func theLogAsJSONGivesEachEventWhole() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let reason = String(repeating: "a long reason ", count: 12)
+        let adjusted = try BQProcess.run(["admin", "adjust-points", "5", "--reason", reason] + server.adminFlags)
+        #expect(adjusted.status == 0, "\(adjusted.err)")
+        let log = try BQProcess.run(["admin", "log", "--json", "--last", "1"] + server.adminFlags)
+        #expect(log.status == 0, "\(log.err)")
+        let lines = log.out.split(separator: "\n")
+        #expect(lines.count == 1, "\(log.out)")
+        let event = try JSONParser.parse(Array((lines.first ?? "").utf8))
+        #expect(event["type"] == "points_adjusted" && event["actor"] == "admin", "\(log.out)")
+        #expect(event["data"]?["reason"]?.stringValue == reason, "uncut: \(log.out)")
     }
 }
