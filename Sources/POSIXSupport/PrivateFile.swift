@@ -18,6 +18,8 @@ public enum PrivateFile {
     /// `synced: false` skips both syncs, for a file whose loss at a power cut costs nothing.
     /// `replacing: false` writes only a file that is not there yet (the name is taken by a link,
     /// which an existing file makes fail): false when another was there, which is left as found.
+    /// A file system without hard links (FAT, some network shares) cannot tell: there the file is
+    /// written as with `replacing`.
     @discardableResult
     public static func write(_ data: Data, to path: String, temporarySuffix: String = ".new", synced: Bool = true,
                              replacing: Bool = true) throws(PrivateFileError) -> Bool {
@@ -41,13 +43,18 @@ public enum PrivateFile {
                 unlink(temporary)
                 throw PrivateFileError("Cannot rename \(temporary) to \(path): \(reason)")
             }
-        } else {
-            let linked = link(temporary, path) == 0
-            let reason = errno
+        } else if link(temporary, path) == 0 {
             unlink(temporary)
-            guard linked else {
-                if reason == EEXIST { return false }
-                throw PrivateFileError("Cannot link \(temporary) to \(path): \(systemErrorText(reason))")
+        } else {
+            let reason = errno
+            guard reason != EEXIST else {
+                unlink(temporary)
+                return false
+            }
+            guard rename(temporary, path) == 0 else {
+                let renameReason = systemErrorText(errno)
+                unlink(temporary)
+                throw PrivateFileError("Cannot link or rename \(temporary) to \(path): \(systemErrorText(reason)), then \(renameReason)")
             }
         }
         guard synced else { return true }

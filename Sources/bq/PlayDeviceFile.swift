@@ -54,15 +54,23 @@ struct PlayDeviceFile {
     /// the first to save its device id makes the file, and the others take that id: were the
     /// last to save to win, the character one of them claimed would be held by a device id
     /// that no file keeps.
+    /// An empty file or a link to nothing is no device file yet, and is replaced, as it always was.
     static func load(path: String) throws -> PlayDeviceFile {
+        var replacing = false
         while true {
             if let file = try loadExisting(path: path) { return file }
             let file = PlayDeviceFile(path: path, device: "dev-" + IdempotencyKey.make(), token: nil, character: nil, sessionEnded: nil)
-            if try file.save(replacing: false) { return file }
+            if try file.save(replacing: replacing) { return file }
+            // Something is at the path: another run's new file, read on the next turn, or (when
+            // that finds none) an empty file or a dangling link, replaced on it.
+            replacing = true
         }
     }
 
     private static func loadExisting(path: String) throws -> PlayDeviceFile? {
+        if (try? URL(fileURLWithPath: path).resourceValues(forKeys: [.isDirectoryKey]))?.isDirectory == true {
+            throw DeviceFileError("it is a directory; name a file with --device-file")
+        }
         if let data = FileManager.default.contents(atPath: path), !data.isEmpty {
             guard let json = try? JSONParser.parse(Array(data)), let device = json["device"]?.stringValue, !device.isEmpty else {
                 throw DeviceFileError("it is not a bq device file (no device id in it); name another file with --device-file, or remove this one to start afresh")

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Testing
 
 /// `bq play` as a person sees it: a real server, real processes, stdin and stdout.
@@ -531,5 +532,26 @@ import Testing
         #expect(run.out.contains("Points: 0 ✦"), "\(run.out)")
         let badPort = try BQProcess.run(["play", "--port", "99999", "points"], home: try makeTemporaryDirectory())
         #expect(badPort.status == 64 && badPort.err.contains("--port must be 1 to 65535, got 99999"), "\(badPort.err)")
+    }
+
+    /// A device file path with something at it that is no device file yet: an empty file or a
+    /// dangling link is replaced (as `mktemp` makes one), a directory is refused; none hangs.
+    @Test func anEmptyOrDanglingDeviceFileIsReplacedAndADirectoryRefused() throws {
+        let home = try makeTemporaryDirectory()
+        let empty = home.appendingPathComponent("empty.json")
+        try Data().write(to: empty)
+        let dangling = home.appendingPathComponent("dangling.json")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: home.appendingPathComponent("gone").path)
+        // Nothing listens on port 1: the device file is settled before connecting.
+        for file in [empty, dangling] {
+            let run = try BQProcess.run(["play", "--port", "1", "--device-file", file.path, "points"], home: home)
+            #expect(run.status == 2, "it ends, at the connect: \(run.err)")
+            let saved = try JSONParser.parse(Array(try Data(contentsOf: file)))
+            #expect(saved["device"]?.stringValue?.hasPrefix("dev-") == true, "\(saved)")
+        }
+        let directory = home.appendingPathComponent("dir.json")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let refused = try BQProcess.run(["play", "--port", "1", "--device-file", directory.path, "points"], home: home)
+        #expect(refused.status == 2 && refused.err.contains("it is a directory"), "\(refused.err)")
     }
 }
