@@ -18,6 +18,13 @@ public enum TerminalIO {
         return Int(size.ws_row)
     }
 
+    /// Whether standard output is a pipe whose reader has gone (`bq admin watch | head -1`): with
+    /// SIGPIPE ignored, writes fail without a word, so a command that would go on for ever asks.
+    public static var standardOutputIsClosed: Bool {
+        var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+        return poll(&output, 1, 0) == 1 && output.revents & Int16(POLLERR) != 0
+    }
+
     /// Whether the terminal that standard input comes from echoes what is typed (a person at a
     /// terminal; a program that holds the typing itself, such as an editor's shell buffer,
     /// turns echo off). False when it is no terminal.

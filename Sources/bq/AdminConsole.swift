@@ -1,6 +1,7 @@
 import ArgumentParser
 import Client
 import Foundation
+import POSIXSupport
 import JSON
 
 struct AdminConsole: ParsableCommand {
@@ -40,7 +41,9 @@ struct AdminConsole: ParsableCommand {
         follow(context, news: news, turn: turn, prompt: prompt)
         while true {
             turn.waitForInput { if !Terminal.editsLines { terminal.prompt(prompt) } }
-            guard let line = terminal.readLine(prompt: prompt, showPrompt: false, remembered: true) else {
+            // Nobody reads the answers any more (`... | bq admin console | head -1`): the end.
+            guard !TerminalIO.standardOutputIsClosed,
+                  let line = terminal.readLine(prompt: prompt, showPrompt: false, remembered: true) else {
                 _ = mayLeaveKeptChanges(of: context.client, terminal: terminal, asking: false, check: Self.checkTheLog)
                 return
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Client
 import Domain
 import Foundation
+import POSIXSupport
 import JSON
 
 struct AdminStatus: AdminOperation {
@@ -129,7 +130,8 @@ struct AdminWatch: ParsableCommand {
         }
         let isTerminal = isatty(STDOUT_FILENO) == 1
         var shown: (version: Int, lines: [String], size: [Int?])?
-        while true {
+        // Until nobody reads the screens any more (`bq admin watch | head`).
+        while !TerminalIO.standardOutputIsClosed {
             // A burst of patches is one redraw: the signals it left are taken before reading.
             while changed.wait(timeout: .now()) == .success {}
             let version = context.client.version

@@ -1,5 +1,6 @@
 import Client
 import Foundation
+import POSIXSupport
 import JSON
 
 /// One player's run of `bq play`: signing in, the screens, and the commands.
@@ -105,7 +106,9 @@ final class PlaySession: @unchecked Sendable {
 
     /// `command`: the line is a command, for Up to bring back.
     func readInput(_ question: String, command: Bool = false) -> String? {
-        terminal.readLine(prompt: question, remembered: command)
+        // Nobody reads the answers any more (`bq play --script ... | head -1`): the end.
+        if command && TerminalIO.standardOutputIsClosed { return nil }
+        return terminal.readLine(prompt: question, remembered: command)
     }
 
     // MARK: Running

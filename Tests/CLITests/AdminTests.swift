@@ -535,4 +535,35 @@ import Testing
         #expect(event["type"] == "points_adjusted" && event["actor"] == "admin", "\(log.out)")
         #expect(event["data"]?["reason"]?.stringValue == reason, "uncut: \(log.out)")
     }
+
+    /// With SIGPIPE ignored (so that a change is never cut half told), a command that would go
+    /// on for ever ends once nobody reads its output (`bq admin watch | head -1`).
+    @Test func aWatchEndsOnceNobodyReadsIt() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = try bqExecutable()
+        process.arguments = ["admin", "watch"] + server.adminFlags
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try spawnWithDefaultSignalMask(process)
+        // The first screen read, as `head` would, then the pipe closed.
+        var first = Data()
+        while !String(decoding: first, as: UTF8.self).contains("──── version 1 ────") {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            first += more
+        }
+        #expect(String(decoding: first, as: UTF8.self).contains("──── version 1 ────"))
+        try output.fileHandleForReading.close()
+        // The next screen meets a closed pipe.
+        let adjusted = try BQProcess.run(["admin", "adjust-points", "5", "--reason", "applause"] + server.adminFlags)
+        #expect(adjusted.status == 0, "\(adjusted.err)")
+        let ended = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { process.waitUntilExit(); ended.signal() }
+        // Bounded only so that a regression fails here instead of hanging the run.
+        #expect(ended.wait(timeout: .now() + 20) == .success, "watch went on writing to nobody")
+        if process.isRunning { process.terminate() }
+    }
 }
