@@ -86,6 +86,8 @@ extension GameClient {
         var current: BlockingLineSocket? = first
         while let connection = current {
             let reason = readLoop(connection)
+            // What arrived before the loss is news now, not after a reconnect that may take long.
+            reportCaughtUp()
             drop(connection, reason: reason)
             current = nil
             if options.reconnect, !isClosing {
@@ -179,6 +181,11 @@ extension GameClient {
     /// `.caughtUp` once no further line has arrived, if views were reported since the last one.
     private func reportCaughtUpIfDrained(_ connection: BlockingLineSocket) {
         guard !connection.hasCompleteLine else { return }
+        reportCaughtUp()
+    }
+
+    /// `.caughtUp`, if views were reported since the last one.
+    private func reportCaughtUp() {
         let due = state.withLock { state in
             defer { state.viewsSinceCaughtUp = false }
             return state.viewsSinceCaughtUp

@@ -108,20 +108,22 @@ struct AdminConsole: ParsableCommand {
         context.client.onEvent { event in
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                news.offer(version: version, view: view)
-                return
+                guard news.offer(version: version, view: view) else { return }
             case .caughtUp:
                 guard news.caughtUp() else { return }
             case .lateReply(let op, let args, let result):
+                // The news of views that came before it first, in the order it happened.
+                _ = news.caughtUp()
                 terminal.line(lateReplyLine(op, args, result, style: terminal.style, showsVersion: true))
                 if unlockBroughtFinalBadge(op, args, result, view: context.client.view) {
                     terminal.line(terminal.style.green("🏅 The final badge unlocked with it."))
                 }
                 if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
             default:
+                // The news of views that came before it first, in the order it happened.
+                let told = news.caughtUp()
                 if case .reconnected = event { news.reconnected() }
-                guard let line = notices.line(for: event, style: terminal.style) else { return }
-                terminal.line(line)
+                if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) } else if !told { return }
             }
             // Printed over the prompt the organizer was typing at: show it again (a command
             // that is running prints its result and then a prompt of its own).

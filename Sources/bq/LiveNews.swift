@@ -148,8 +148,10 @@ final class LiveNews: @unchecked Sendable {
     }
 
     /// A view from the reader, told at the next `caughtUp` unless a newer one comes first (or
-    /// held, like any view, while an own change is outstanding).
-    func offer(version newVersion: Int, view newView: JSONValue) {
+    /// held, like any view, while an own change is outstanding). True when something was
+    /// printed (that the game went back).
+    @discardableResult
+    func offer(version newVersion: Int, view newView: JSONValue) -> Bool {
         let wentBack: Bool = lock.withLock {
             guard live else { return false }
             // Views only move forward, but for a snapshot of a game that went back: a log
@@ -166,6 +168,9 @@ final class LiveNews: @unchecked Sendable {
                 catchingUpHeader = nil
                 return true
             }
+            // The first view after a reconnect catches up; one with nothing new (the server's
+            // first patch was empty) ends the catching up, or its header would go to later news.
+            if newVersion == newest { catchingUpHeader = nil }
             if !outstanding.isEmpty || flushing {
                 if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
             } else if newVersion > (offered?.version ?? version) {
@@ -173,10 +178,11 @@ final class LiveNews: @unchecked Sendable {
             }
             return false
         }
-        guard wentBack else { return }
+        guard wentBack else { return false }
         onTold(newVersion, newView, true)
         print([style.yellow("The game on the server went back to an earlier point (restored from a backup?). "
                             + "Type home to see it as it is now.")])
+        return true
     }
 
     /// Every view that had arrived is offered: tells the newest, as what changed since the view

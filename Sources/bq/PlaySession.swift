@@ -160,16 +160,17 @@ final class PlaySession: @unchecked Sendable {
             guard let self else { return }
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                news.offer(version: version, view: view)
-                return
+                guard news.offer(version: version, view: view) else { return }
             case .caughtUp:
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
                 guard news.caughtUp() else { return }
             case .bye, .disconnected, .reconnectRefused, .reconnected:
+                // The news of views that came before it first, in the order it happened.
+                let told = news.caughtUp()
                 if case .reconnected = event { news.reconnected() }
-                guard let line = notices.line(for: event, style: style) else { return }
-                terminal.line(line)
+                if let line = notices.line(for: event, style: style) { terminal.line(line) } else if !told { return }
             case .lateReply(let op, let args, let result):
+                _ = news.caughtUp()
                 terminal.line(lateReplyLine(op, args, result, style: style, showsVersion: false))
                 // What an unlock shows when it goes through at once: the gift, and the badge when
                 // this was the last one (kept out of the news as part of the change).

@@ -3,15 +3,15 @@ import JSON
 
 /// What changed between two views, told as news: the lines `bq play` prints as live updates.
 extension PlayView {
+    /// The most timeline entries one piece of news lists; the newest are kept.
+    static let newsTimelineEntries = 8
+
     /// One line per change a person cares about between two versions of the view. The
     /// timeline's entries come first, in the order they happened; then how things stand now.
     /// `severalCommits`: more than one change between the two that the timeline does not
     /// account for (news caught up after a reconnect, or changes committed together), so an
     /// adjustment told may be the sum of several. `own`: what the person's own changes
     /// committed in between, which their replies tell, so it is not news.
-    /// The most timeline entries one piece of news lists; the newest are kept.
-    static let newsTimelineEntries = 8
-
     func changes(from old: PlayView, severalCommits: Bool = false, own: OwnChange = OwnChange()) -> [String] {
         var lines: [String] = []
         // The points that moved by the person's own command, which its reply accounts for.

@@ -58,7 +58,8 @@ struct Serve: ParsableCommand {
         } catch {
             // The one start-up failure an organizer meets on a working machine, said for them.
             if let failure = error as? UVError, failure.name == "EADDRINUSE" {
-                try? FileHandle.standardError.write(contentsOf: Data(("bq serve: cannot listen on \(config.host):\(config.port): "
+                let address = config.host.contains(":") ? "[\(config.host)]:\(config.port)" : "\(config.host):\(config.port)"
+                try? FileHandle.standardError.write(contentsOf: Data(("bq serve: cannot listen on \(address): "
                     + "the port is in use (a bq serve already running? another port with --port)\n").utf8))
                 throw ExitCode(1)
             }

@@ -10,6 +10,9 @@ final class Terminal: @unchecked Sendable {
     private let lock = NSLock()
     /// The line being typed, and the prompt before it, while `readLine(prompt:)` edits it.
     private var editing: Editing?
+    /// The typing as it is on the screen: a character still being typed mid-line (its first
+    /// bytes in `editing`) is not drawn yet, and clearing must measure what was.
+    private var drawn: Editing?
     /// No more typing will be read (the process is ending): no prompt is drawn again.
     private var inputEnded = false
     /// Said before Ctrl-C ends the process.
@@ -96,7 +99,7 @@ final class Terminal: @unchecked Sendable {
     /// Holding `lock`.
     private func aboveTheTyping(_ write: () -> Void) {
         guard let editing else { return write() }
-        clear(editing)
+        clear(drawn ?? editing)
         write()
         draw(editing)
     }
@@ -116,6 +119,7 @@ final class Terminal: @unchecked Sendable {
         lock.withLock {
             guard !inputEnded else { return }
             editing = Editing(prompt: prompt, edit: LineEdit(history: remembered ? history : [], movesCursor: Self.movesCursor))
+            drawn = editing
             writeOut(prompt)
         }
         while true {
@@ -140,8 +144,11 @@ final class Terminal: @unchecked Sendable {
             case .suspend:
                 // Put away while stopped: a line printed meanwhile must not redraw it, twice.
                 let stashed = lock.withLock { () -> Editing? in
-                    defer { editing = nil }
-                    if let editing { clear(editing) }
+                    defer {
+                        editing = nil
+                        drawn = nil
+                    }
+                    if let editing { clear(drawn ?? editing) }
                     return editing
                 }
                 RawInput.suspend()
@@ -162,11 +169,14 @@ final class Terminal: @unchecked Sendable {
             let action = after.edit.feed(byte)
             editing = after
             switch action {
-            case .echo(let bytes): try? FileHandle.standardOutput.write(contentsOf: Data(bytes))
+            case .echo(let bytes):
+                try? FileHandle.standardOutput.write(contentsOf: Data(bytes))
+                drawn = after
             case .redraw where !Self.movesCursor:
-                redrawWithoutMoves(before, after)
+                redrawWithoutMoves(drawn ?? before, after)
+                drawn = after
             case .redraw:
-                clear(before)
+                clear(drawn ?? before)
                 draw(after)
             case .none, .done, .endOfInput, .interrupt, .suspend: break
             }
@@ -190,7 +200,14 @@ final class Terminal: @unchecked Sendable {
     /// The typing is over: the next output starts on a line of its own.
     private func finishEditing() {
         lock.withLock {
+            // From the end of the typing, or what follows would land on its later rows.
+            if let shown = drawn, shown.edit.characterAtCursor != nil, Self.movesCursor, !inputEnded {
+                clear(shown)
+                writeOut(shown.prompt)
+                try? FileHandle.standardOutput.write(contentsOf: Data(shown.edit.typed))
+            }
             editing = nil
+            drawn = nil
             writeOut("\n")
         }
     }
@@ -262,8 +279,9 @@ final class Terminal: @unchecked Sendable {
     /// from the screen, and no prompt is drawn again.
     func endInput() {
         lock.withLock {
-            if let editing { clear(editing) }
+            if let editing { clear(drawn ?? editing) }
             editing = nil
+            drawn = nil
             inputEnded = true
             RawInput.typingDropped()
         }
@@ -272,6 +290,7 @@ final class Terminal: @unchecked Sendable {
     /// Holding `lock`.
     private func draw(_ shown: Editing) {
         guard !inputEnded else { return }
+        drawn = shown
         writeOut(shown.prompt)
         try? FileHandle.standardOutput.write(contentsOf: Data(shown.edit.typed))
         // Back from the end of the typing to the character the cursor is on.
@@ -351,7 +370,8 @@ final class Terminal: @unchecked Sendable {
     /// The prompt again after lines printed over it, when the terminal driver edits the typing
     /// (else `line` has already put the prompt and the typing back).
     func reprompt(_ text: String) {
-        guard !Self.editsLines else { return }
+        // Lines printed elsewhere (standard output sent to a file) left the prompt where it was.
+        guard !Self.editsLines, isatty(STDOUT_FILENO) == 1 else { return }
         prompt(text)
     }
 }

@@ -20,6 +20,8 @@ final class FakeServer: @unchecked Sendable {
     let closings = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     static let hangUp: JSONValue = ["fake": "hang up"]
+    /// A line sent as `text`, not as JSON: what a broken server or middlebox might send.
+    static func raw(_ text: String) -> JSONValue { ["fake": "raw", "text": .string(text)] }
     /// A server's first line, for scripts with nothing to say in it.
     static let hello: JSONValue = ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]
 
@@ -53,7 +55,10 @@ final class FakeServer: @unchecked Sendable {
                     // together, as a burst does.
                     func write() {
                         let before = lines.prefix { $0 != FakeServer.hangUp }
-                        if !before.isEmpty { connection.write(gathering: before.map { Array(($0.serialized() + "\n").utf8) }) }
+                        func bytes(_ line: JSONValue) -> [UInt8] {
+                            Array(((line["fake"] == "raw" ? line["text"]?.stringValue : nil) ?? line.serialized()).utf8) + [0x0A]
+                        }
+                        if !before.isEmpty { connection.write(gathering: before.map(bytes)) }
                         if before.count < lines.count { connection.closeAfterFlush() }
                     }
                     guard lineDelayMilliseconds > 0, number >= slowFrom, let timer = try? LoopTimer(loop: loop) else { return write() }

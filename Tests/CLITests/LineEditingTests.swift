@@ -126,6 +126,26 @@ import Testing
         let adjust = try BQProcess.run(["admin", "adjust-points", "10", "--reason", "karaoke"] + server.adminFlags)
         #expect(adjust.status == 0, "\(adjust.err)")
         #expect(mia.screen.waitFor("\r\u{1B}[JThe organizer adjusted the points"), "\(mia.screen.text.suffix(300).debugDescription)")
+        // Enter with the cursor on the first row: the line is drawn again to its end first, so
+        // that the answer starts below the typing, not over its second row.
+        mia.type("\r")
+        #expect(mia.screen.waitFor(String(repeating: "x", count: 85) + "\r\n"), "\(mia.screen.text.suffix(300).debugDescription)")
+        #expect(mia.screen.waitFor("Unknown command"), "\(mia.screen.text.suffix(300).debugDescription)")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+
+    /// A character of several bytes typed with the cursor in a row's last column: the line is
+    /// cleared from the row it is on, not one above (which would rub out the line before it).
+    @Test func aCharacterTypedAtARowsEndClearsFromItsOwnRow() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory(), columns: 20)
+        #expect(mia.screen.waitFor("> "), "\(mia.errors.text)")
+        // "> " and 18 a fill the row; Ctrl-A and 17 Ctrl-F put the cursor on the last a, in the last column.
+        mia.type(String(repeating: "a", count: 18) + "\u{01}" + String(repeating: "\u{06}", count: 17) + "é")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> " + String(repeating: "a", count: 17) + "éa"), "\(mia.screen.text.suffix(200).debugDescription)")
         mia.type("\u{15}\u{0B}\u{04}")
         #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
     }

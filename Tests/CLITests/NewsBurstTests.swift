@@ -127,6 +127,84 @@ import Testing
         #expect(mia.finish() == 0)
     }
 
+    /// A reconnect that missed nothing (the server's first patch is empty) ends the catching up:
+    /// news of a change made later is not headed "While the connection was down:".
+    @Test func aReconnectThatMissedNothingLeavesLaterNewsUnheaded() throws {
+        let discovers = CallCounter()
+        let fake = FakeServer(hello: ["push": "hello", "protocol": 1, "server": "fake", "game": "main", "version": 1]) { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "auth":
+                return [["id": id, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday", "game": "main"]]]
+            case "subscribe":
+                guard let since = request["since"] else {
+                    return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                            ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+                }
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "patch"]],
+                        ["push": "patch", "from": since, "to": since, "ops": []]]
+            case "discover_secrets":
+                switch discovers.next() {
+                case 1: return [FakeServer.hangUp]
+                case 2: return [["id": id, "ok": true, "version": 1, "result": ["found": 0]]]
+                default:
+                    return [["push": "patch", "from": 1, "to": 2, "ops": [["op": "replace", "path": "/game/points", "value": 7],
+                                                                          ["op": "replace", "path": "/game/earned", "value": 7]]],
+                            ["id": id, "ok": true, "version": 2, "result": ["found": 0]]]
+                }
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("Reconnected."), "\(mia.output.text)")
+        #expect(mia.output.waitFor("No hidden dares right now."), "the discovery, sent again: \(mia.output.text)")
+        mia.send("discover")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +7 ✦"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("While the connection was down"), "\(mia.output.text)")
+    }
+
+    /// Views followed by a line that ends the connection (one that is not JSON) are told before
+    /// the loss is, not after a reconnect that may take long.
+    @Test func viewsBeforeALostConnectionAreCaughtUpFirst() throws {
+        let fake = FakeServer { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "subscribe":
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]]]
+            default:
+                return [["push": "patch", "from": 1, "to": 2, "ops": [["op": "replace", "path": "/game/points", "value": 5]]],
+                        FakeServer.raw("not json"), ["id": id, "ok": true, "version": 2, "result": [:]]]
+            }
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.subscribe()
+        _ = client.send("burst")
+        #expect(events.waitFor { if case .disconnected = $0 { true } else { false } })
+        let kinds = events.all.compactMap { event -> String? in
+            switch event {
+            case .patch(_, let to, _, _, _): "patch \(to)"
+            case .caughtUp: "caught up"
+            case .disconnected: "disconnected"
+            default: nil
+            }
+        }
+        #expect(kinds.suffix(3) == ["patch 2", "caught up", "disconnected"], "\(kinds)")
+    }
+
     /// Ten entries new on the timeline at once: the newest eight are listed, with a word that
     /// the timeline has the rest.
     @Test func aLongCatchUpListsTheNewestTimelineEntries() throws {
