@@ -33,6 +33,8 @@ final class LiveNews: @unchecked Sendable {
     /// The newest view offered and not yet told, with no own change outstanding: told at
     /// `caughtUp`, or held with the next own change (it is older than that change).
     private var offered: (version: Int, view: JSONValue)?
+    /// Counts the times the game went back: views taken to be told before are of the old game.
+    private var era = 0
     /// A thread is telling what was held: newer views wait behind it, or they would be told
     /// first and the held ones (with the person's own change left out) not at all.
     private var flushing = false
@@ -100,7 +102,7 @@ final class LiveNews: @unchecked Sendable {
         guard flushes else { return false }
         var printed = false
         while true {
-            let batch: (views: [(version: Int, view: JSONValue)], owns: [(version: Int, change: OwnChange)])? = lock.withLock {
+            let batch: (views: [(version: Int, view: JSONValue)], owns: [(version: Int, change: OwnChange)], era: Int)? = lock.withLock {
                 // A change sent meanwhile holds the rest again; else, done once nothing is left.
                 guard outstanding.isEmpty, !held.isEmpty else {
                     // Not live (a one-shot, a script), nothing was held: nor is anything kept.
@@ -112,7 +114,7 @@ final class LiveNews: @unchecked Sendable {
                     held = []
                     committed = []
                 }
-                return (held, committed)
+                return (held, committed, era)
             }
             guard let batch else { return printed }
             // The replies told the balance after the person's own changes: news from before
@@ -121,6 +123,8 @@ final class LiveNews: @unchecked Sendable {
             var toldOlderBalance = false
             var lastLine: String?
             for (heldVersion, heldView) in batch.views {
+                // The game went back meanwhile: these views are of the game it left.
+                guard lock.withLock({ era }) == batch.era else { break }
                 let toldBefore = lock.withLock { self.version }
                 // The person's own changes that this view is the first to hold.
                 let own = OwnChange(merging: batch.owns.filter { $0.version > toldBefore && $0.version <= heldVersion }.map(\.change))
@@ -140,7 +144,7 @@ final class LiveNews: @unchecked Sendable {
             }
             // The newest view's balance, unless it was just told, or that view is itself older
             // than the person's change (its patches held back): the reply's balance stands then.
-            if toldOlderBalance, let newest = batch.views.last, newest.version >= newestOwn {
+            if toldOlderBalance, let newest = batch.views.last, newest.version >= newestOwn, lock.withLock({ era }) == batch.era {
                 let balance = PlayView(json: newest.view, style: style).pointsLine()
                 if lastLine != balance { print([balance]) }
             }
@@ -165,7 +169,9 @@ final class LiveNews: @unchecked Sendable {
                 view = newView
                 offered = nil
                 held = []
+                committed = []
                 catchingUpHeader = nil
+                era += 1
                 return true
             }
             // The first view after a reconnect catches up; one with nothing new (the server's
