@@ -560,13 +560,8 @@ final class EventLog: @unchecked Sendable {
                      "ops": [["op": "replace", "path": "/game/points", "value": 50]]]]
         }
         defer { fake.stop() }
-        var options = ClientOptions()
-        options.reconnect = false
-        let client = try GameClient.connect(port: fake.port, options: options)
+        let (client, events) = try fake.subscribedClient()
         defer { client.close() }
-        let events = EventLog()
-        client.onEvent { events.append($0) }
-        try client.subscribe()
         #expect(events.waitFor { if case .gap(mirror: 1, from: 3) = $0 { true } else { false } })
         #expect(client.waitForMirror(atLeast: 5, timeout: 10))
         #expect(client.view == ["game": ["points": 50]])

@@ -1,3 +1,4 @@
+import Client
 import Foundation
 import JSON
 import UV
@@ -128,5 +129,23 @@ final class CallCounter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return count
+    }
+}
+
+extension FakeServer {
+    /// A client of this server that does not reconnect, its events recorded, subscribed.
+    func subscribedClient() throws -> (client: GameClient, events: EventLog) {
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: port, options: options)
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        do {
+            try client.subscribe()
+        } catch {
+            client.close()
+            throw error
+        }
+        return (client, events)
     }
 }

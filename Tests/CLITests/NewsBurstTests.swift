@@ -71,13 +71,8 @@ import Testing
             }
         }
         defer { fake.stop() }
-        var options = ClientOptions()
-        options.reconnect = false
-        let client = try GameClient.connect(port: fake.port, options: options)
+        let (client, events) = try fake.subscribedClient()
         defer { client.close() }
-        let events = EventLog()
-        client.onEvent { events.append($0) }
-        try client.subscribe()
         _ = try client.request("burst")
         _ = try client.request("single")
         // The reader handles lines in order: past the ping's reply, it is past the single patch's.
@@ -185,13 +180,8 @@ import Testing
             }
         }
         defer { fake.stop() }
-        var options = ClientOptions()
-        options.reconnect = false
-        let client = try GameClient.connect(port: fake.port, options: options)
+        let (client, events) = try fake.subscribedClient()
         defer { client.close() }
-        let events = EventLog()
-        client.onEvent { events.append($0) }
-        try client.subscribe()
         _ = client.send("burst")
         #expect(events.waitFor { if case .disconnected = $0 { true } else { false } })
         let kinds = events.all.compactMap { event -> String? in
