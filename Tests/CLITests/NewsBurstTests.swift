@@ -57,9 +57,7 @@ import Testing
         let fake = FakeServer { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]]]
+            case "subscribe": return Self.snapshotAtOne(answering: id)
             case "burst":
                 return (1...3).map { step -> JSONValue in
                     ["push": "patch", "from": .int(step), "to": .int(step + 1),
@@ -110,8 +108,7 @@ import Testing
             }
         }
         defer { fake.stop() }
-        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.output.waitFor("Type help for commands."))
+        let mia = try Self.mia(playingAt: fake)
         mia.send("discover")
         #expect(mia.output.waitFor("The organizer adjusted the points: +50 ✦"))
         mia.send("discover")
@@ -154,8 +151,7 @@ import Testing
             }
         }
         defer { fake.stop() }
-        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.output.waitFor("Type help for commands."))
+        let mia = try Self.mia(playingAt: fake)
         mia.send("discover")
         #expect(mia.output.waitFor("Reconnected."), "\(mia.output.text)")
         #expect(mia.output.waitFor("No hidden dares right now."), "the discovery, sent again: \(mia.output.text)")
@@ -171,9 +167,7 @@ import Testing
         let fake = FakeServer { request in
             let id = request["id"] ?? .null
             switch request["op"]?.stringValue {
-            case "subscribe":
-                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
-                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]]]
+            case "subscribe": return Self.snapshotAtOne(answering: id)
             default:
                 return [["push": "patch", "from": 1, "to": 2, "ops": [["op": "replace", "path": "/game/points", "value": 5]]],
                         FakeServer.raw("not json"), ["id": id, "ok": true, "version": 2, "result": [:]]]
@@ -208,8 +202,7 @@ import Testing
              ["id": id, "ok": true, "version": 11, "result": ["found": 0]]]
         }
         defer { fake.stop() }
-        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
-        #expect(mia.output.waitFor("Type help for commands."))
+        let mia = try Self.mia(playingAt: fake)
         mia.send("discover")
         #expect(mia.output.waitFor("… 2 earlier entries on the timeline (type timeline to see them)"))
         #expect(mia.output.waitFor("Entry number 10"))
@@ -217,5 +210,18 @@ import Testing
         let text = mia.output.text
         #expect(!text.contains("Entry number 2\n") && !text.contains("Entry number 1\n"), "\(text)")
         #expect((3...10).allSatisfy { text.contains("Entry number \($0)") }, "\(text)")
+    }
+
+    /// `bq play` as Mia at `fake`, once the game is on screen.
+    static func mia(playingAt fake: FakeServer) throws -> BQProcess {
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        return mia
+    }
+
+    /// The answer to a subscribe: a game at version 1, with no points.
+    static func snapshotAtOne(answering id: JSONValue) -> [JSONValue] {
+        [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+         ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]]]
     }
 }
