@@ -91,7 +91,8 @@ public enum ClientEvent: Sendable {
     /// last `.caughtUp`: the views of a burst (a screen waking up, a reconnect's catching up)
     /// arrive together, and an observer that shows changes may show them once, from the newest.
     /// Reported on the reader thread right after the last of them is handled, or after the line
-    /// that ends the burst if that is not a view.
+    /// that ends the burst if that is not a view, or before `.disconnected` when the connection
+    /// is lost with lines still unread.
     case caughtUp
     /// A patch did not chain onto the mirror (or did not apply); the client resubscribed.
     case gap(mirror: Int, from: Int)
