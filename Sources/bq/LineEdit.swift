@@ -37,7 +37,7 @@ struct LineEdit {
     /// Lines entered before, oldest first.
     private let history: [[UInt8]]
     /// Which of them is shown (Up was pressed), and what was typed before it was.
-    private var recalled: (index: Int, draft: [UInt8])?
+    private var recalled: (index: Int, draft: [UInt8], draftCursor: Int)?
 
     init(history: [String] = [], movesCursor: Bool = true) {
         self.history = history.map { Array($0.utf8) }
@@ -225,15 +225,17 @@ struct LineEdit {
         let current = recalled?.index ?? history.count
         let next = current + step
         guard next >= 0, next <= history.count, next != current else { return .none }
-        let draft = recalled?.draft ?? typed
+        let (draft, draftCursor) = recalled.map { ($0.draft, $0.draftCursor) } ?? (typed, cursor)
         if next == history.count {
+            // The typing back as it was left, its cursor included.
             typed = draft
+            cursor = draftCursor
             recalled = nil
         } else {
             typed = history[next]
-            recalled = (next, draft)
+            cursor = typed.count
+            recalled = (next, draft, draftCursor)
         }
-        cursor = typed.count
         return .redraw
     }
 }

@@ -201,6 +201,10 @@ import Testing
         #expect(mia.screen.waitFor("\r\u{1B}[J> poi"), "\(mia.screen.text.debugDescription)")
         mia.type("nts\r")
         #expect(mia.screen.waitFor("Points: 0 ✦"), "\(mia.screen.text.debugDescription)")
+        // The typing comes back with its cursor where it was left.
+        #expect(mia.screen.waitFor("> "))
+        mia.type("pints\u{01}\u{06}\u{1B}[A\u{1B}[Bo\r")
+        #expect(mia.screen.waitFor("Points: 0 ✦"), "\(mia.screen.text.debugDescription)")
         #expect(mia.screen.waitFor("> "))
         mia.type("\u{04}")
         #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
