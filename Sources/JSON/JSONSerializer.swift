@@ -8,6 +8,13 @@ extension JSONValue {
         return String(decoding: buffer, as: UTF8.self)
     }
 
+    /// The value as JSON text, cut to at most `limit` characters (the last an ellipsis) when
+    /// longer: for quoting a value back in a message.
+    public func excerpt(_ limit: Int) -> String {
+        let text = serialized()
+        return text.count <= limit ? text : String(text.prefix(max(0, limit - 1))) + "…"
+    }
+
     /// Appends compact JSON text to `buffer`. Strings are escaped minimally (`"`, `\`, controls);
     /// other characters go out as raw UTF-8. Doubles use Swift's shortest round-trip form;
     /// NaN and infinities, which JSON cannot express, are written as `null`.

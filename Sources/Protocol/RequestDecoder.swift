@@ -3,12 +3,6 @@ import JSON
 
 /// Turns one line into a typed request, or a failure that names the bad field.
 public enum RequestDecoder {
-    /// A value sent, as a refusal quotes it back to its sender: JSON, cut short.
-    static func quoted(_ value: JSONValue) -> String {
-        let text = value.serialized()
-        return text.count <= 60 ? text : String(text.prefix(59)) + "…"
-    }
-
     /// Decodes one line of the wire. An object's members are read as a list, not a dictionary
     /// (`JSONParser.parseObjectMembers`); any other line is parsed again, to say what is wrong.
     public static func decode(line: [UInt8], maxDepth: Int) -> Result<Request, RequestFailure> {
@@ -324,7 +318,7 @@ struct Arguments<Members: RequestMembers> {
                 for (index, item) in items.enumerated() {
                     guard case .string(let url) = item, url.isWebLink, Limits.contentURL.contains(url.codePointCount) else {
                         throw ProtocolError.field("content.urls", "must hold links, each \(String.webLinkRule), of at most "
-                            + "\(Limits.contentURL.upperBound) characters; link \(index + 1) is not: \(RequestDecoder.quoted(item))")
+                            + "\(Limits.contentURL.upperBound) characters; link \(index + 1) is not: \(item.excerpt(60))")
                     }
                     urls.append(url)
                 }

@@ -185,7 +185,8 @@ public enum ConfigLoader {
             case .int(0): set(&config, false)
             case .string(let text) where ["true", "1", "false", "0"].contains(text.lowercased()):
                 set(&config, ["true", "1"].contains(text.lowercased()))
-            default: throw ConfigError("\(key) must be true or false (or 1 or 0), got \(Self.shown(value))")
+            // Quoted as JSON: a file's `"port": "4747"` is text, not a number, and says so.
+            default: throw ConfigError("\(key) must be true or false (or 1 or 0), got \(value.excerpt(40))")
             }
         }
     }
@@ -194,18 +195,12 @@ public enum ConfigLoader {
                             _ set: @escaping @Sendable (inout ServerConfig, Int) -> Void) -> Setting {
         Setting(key: key, environment: environment, help: help, isNumber: true) { config, value throws(ConfigError) in
             guard case .int(let number) = value, range.contains(number) else {
-                throw ConfigError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(Self.shown(value))")
+                throw ConfigError("\(key) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(value.excerpt(40))")
             }
             set(&config, number)
         }
     }
 
-    /// A value as the message quotes it: a number or a word as written, text in quotes (a file's
-    /// `"port": "4747"` is text, not a number), cut short.
-    private static func shown(_ value: JSONValue) -> String {
-        let text = value.serialized()
-        return text.count <= 40 ? text : String(text.prefix(39)) + "…"
-    }
 }
 
 public struct ConfigError: Error, Sendable, CustomStringConvertible {

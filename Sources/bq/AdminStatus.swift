@@ -128,7 +128,7 @@ struct AdminWatch: ParsableCommand {
             terminal.error(error.description.terminalSafe)
             throw ExitCode(error.exitStatus)
         }
-        let isTerminal = isatty(STDOUT_FILENO) == 1
+        let isTerminal = Terminal.outputIsTerminal
         var shown: (version: Int, lines: [String], size: [Int?])?
         // Until nobody reads the screens any more (`bq admin watch | head`).
         while !TerminalIO.standardOutputIsClosed {

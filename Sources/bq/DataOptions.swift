@@ -59,11 +59,12 @@ struct DataOptions: ParsableArguments {
                 throw ConfigError("\(path): cannot read the config file (\(reason))")
             }
             let json: JSONValue
+            let bytes = Array(data)
             do {
-                json = try JSONParser.parse(Array(data))
+                json = try JSONParser.parse(bytes)
             } catch {
                 // Edited by hand, as a seed is: the line and column too.
-                let (line, column) = error.place(in: Array(data))
+                let (line, column) = error.place(in: bytes)
                 throw ConfigError("\(path): not valid JSON: \(error) (line \(line), column \(column))")
             }
             // JSON lets a name come twice, and the last would win without a word.

@@ -83,7 +83,7 @@ final class LiveNews: @unchecked Sendable {
         lock.withLock {
             outstanding[key] = change
             // Older than the change: told first when its answer comes, like any view held.
-            if let offered, offered.version > (held.last?.version ?? version) { held.append(offered) }
+            if let offered { hold(offered) }
             offered = nil
         }
     }
@@ -178,7 +178,7 @@ final class LiveNews: @unchecked Sendable {
             // first patch was empty) ends the catching up, or its header would go to later news.
             if newVersion == newest { catchingUpHeader = nil }
             if !outstanding.isEmpty || flushing {
-                if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
+                hold((newVersion, newView))
             } else if newVersion > (offered?.version ?? version) {
                 offered = (newVersion, newView)
             }
@@ -202,6 +202,12 @@ final class LiveNews: @unchecked Sendable {
         return tell(version: newest.version, view: newest.view)
     }
 
+    /// Keeps `item` to be told once no own change is outstanding, unless it is no newer than
+    /// what is held or told already. Holding `lock`.
+    private func hold(_ item: (version: Int, view: JSONValue)) {
+        if item.version > (held.last?.version ?? version) { held.append(item) }
+    }
+
     /// Prints what changed since the view last told; false when nothing was printed (a change
     /// this person cannot see, a view older than the one told, news held, or not live yet). A
     /// fresh snapshot (after a gap, or after the server held patches back) is told as the
@@ -209,7 +215,7 @@ final class LiveNews: @unchecked Sendable {
     func tell(version newVersion: Int, view newView: JSONValue) -> Bool {
         let holding = lock.withLock {
             guard live, !outstanding.isEmpty || flushing else { return false }
-            if newVersion > (held.last?.version ?? version) { held.append((newVersion, newView)) }
+            hold((newVersion, newView))
             return true
         }
         if holding { return false }
@@ -220,7 +226,7 @@ final class LiveNews: @unchecked Sendable {
 
     private func print(_ lines: [String]) {
         // Off the line a person is typing at, unless that line is moved out of the way anyway.
-        if Terminal.stdinIsTerminal && !Terminal.editsLines && isatty(STDOUT_FILENO) == 1 { terminal.line() }
+        if Terminal.stdinIsTerminal && !Terminal.editsLines && Terminal.outputIsTerminal { terminal.line() }
         terminal.lines(lines)
     }
 

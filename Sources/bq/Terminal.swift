@@ -29,7 +29,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     init(colorAllowed: Bool) {
-        let tty = isatty(STDOUT_FILENO) == 1
+        let tty = Self.outputIsTerminal
         let environment = ProcessInfo.processInfo.environment
         let noColorEnv = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
         // A terminal that says it takes no escape sequences would show them as text.
@@ -55,6 +55,9 @@ final class Terminal: @unchecked Sendable {
         RawInput.handInterrupts { [self] in lock.withLock { onInterrupt }?() }
     }
 
+    /// Whether standard output goes to a terminal (not a file or a pipe).
+    static let outputIsTerminal = isatty(STDOUT_FILENO) == 1
+
     /// Whether a person is typing (prompts and questions make sense).
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
@@ -67,7 +70,7 @@ final class Terminal: @unchecked Sendable {
     /// and is left to it.
     static let editsLines: Bool = {
         let environment = ProcessInfo.processInfo.environment
-        return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 && (movesCursor || TerminalIO.echoes)
+        return isatty(STDIN_FILENO) == 1 && outputIsTerminal && (movesCursor || TerminalIO.echoes)
             && (environment[plainInputVariable] ?? "").isEmpty
     }()
 
@@ -364,14 +367,14 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Where prompts go: standard output at a terminal, else standard error at one, else nowhere.
-    static let promptOutput: FileHandle? = isatty(STDOUT_FILENO) == 1 ? .standardOutput
+    static let promptOutput: FileHandle? = outputIsTerminal ? .standardOutput
         : isatty(STDERR_FILENO) == 1 ? .standardError : nil
 
     /// The prompt again after lines printed over it, when the terminal driver edits the typing
     /// (else `line` has already put the prompt and the typing back).
     func reprompt(_ text: String) {
         // Lines printed elsewhere (standard output sent to a file) left the prompt where it was.
-        guard !Self.editsLines, isatty(STDOUT_FILENO) == 1 else { return }
+        guard !Self.editsLines, Self.outputIsTerminal else { return }
         prompt(text)
     }
 }
