@@ -35,7 +35,9 @@ let package = Package(
         .target(name: "JSON", swiftSettings: safe),
         .target(name: "Domain", swiftSettings: safe),
         .target(name: "Views", dependencies: ["Domain", "JSON"], swiftSettings: safe),
-        .target(name: "Protocol", dependencies: ["Domain", "JSON"], swiftSettings: safe),
+        // Protocol hashes views (`ViewDigest`) with swift-crypto's SHA-256: computation, no I/O.
+        .target(name: "Protocol", dependencies: ["Domain", "JSON", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: safe),
 
         // I/O wrappers.
         // The only code that calls `sqlite3_*`; the event log above it is memory-safe Swift.
@@ -74,8 +76,8 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "JSON", "Domain", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "EventLogTests", dependencies: ["EventLog", "SQLite", "SeededRandom"], swiftSettings: strict),
         .testTarget(name: "UVTests", dependencies: ["UV", "POSIXSupport"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "EventLog", "SQLite", "UV", "POSIXSupport", "SeededRandom"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["Client", "EventLog", "JSON", "UV", "POSIXSupport"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Client", "Views", "Domain", "JSON", "Protocol", "EventLog", "SQLite", "UV", "POSIXSupport", "SeededRandom"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["Client", "EventLog", "JSON", "Protocol", "UV", "POSIXSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -308,7 +308,7 @@ extension GameClient {
         if ping["ok"]?.boolValue != true, ping["id"]?.isNull == true {
             throw ClientError.serverFull(ping["error"]?["message"]?.stringValue ?? "the server turned the connection away")
         }
-        let (credentials, since) = state.withLock { ($0.savedCredentials, $0.mirror == nil ? nil : $0.mirrorVersion) }
+        let (credentials, mirror, since) = state.withLock { ($0.savedCredentials, $0.mirror, $0.mirrorVersion) }
         if let credentials {
             let request: [String: JSONValue]
             switch credentials {
@@ -334,7 +334,12 @@ extension GameClient {
         }
         if state.withLock({ $0.subscribed }) {
             var request: [String: JSONValue] = ["op": "subscribe"]
-            if let since, since > 0 { request["since"] = .int(since) }
+            if let mirror, since > 0 {
+                request["since"] = .int(since)
+                // The mirror's own fingerprint: the server patches it only if its game at
+                // `since` is this very view, not another game's that reached the same version.
+                request["since_digest"] = .string(ViewDigest.of(mirror))
+            }
             var reply = try syncRequest(connection, request)
             if reply["ok"]?.boolValue != true, request["since"] != nil {
                 // Resuming from a version may be refused for a while (a server that limits
@@ -352,6 +357,9 @@ extension GameClient {
                 }
                 state.withLock { $0.subscribed = false }
             }
+            // Told before the snapshot that follows the reply is handled (the reader handles
+            // it next), so that it reads as a replacement, not as the game moving on.
+            if reply["result"]?["diverged"]?.boolValue == true { emit([.diverged]) }
         }
     }
 }

@@ -94,6 +94,11 @@ public enum ClientEvent: Sendable {
     /// that ends the burst if that is not a view, or before `.disconnected` when the connection
     /// is lost with lines still unread.
     case caughtUp
+    /// A reconnect's resubscribe found that the server's game is not the one the mirror was
+    /// built from (its log restored from an older backup, then played on; another server at
+    /// the address): the `.snapshot` that comes next replaces the mirror, and is not the game
+    /// having moved on from it. Reported on the reader thread, before that snapshot.
+    case diverged
     /// A patch did not chain onto the mirror (or did not apply); the client resubscribed.
     case gap(mirror: Int, from: Int)
     /// The server said goodbye with this reason (`server_shutdown`, `unclaimed`, ...).

@@ -23,7 +23,8 @@ public enum Operation: Sendable, Hashable {
     case admin(key: String, game: String?)
     case whoami
     case state
-    case subscribe(since: Int?)
+    /// `sinceDigest`: the client's `ViewDigest` of its view at `since` (lowercased), when sent.
+    case subscribe(since: Int?, sinceDigest: String? = nil)
     case unsubscribe
     case timeline(after: Int, limit: Int)
     case events(after: Int, limit: Int)

@@ -81,7 +81,7 @@ public enum RequestDecoder {
         case "admin": return .admin(key: try args.string("key", Limits.adminKey), game: try args.optionalString("game", Limits.gameName))
         case "whoami": return .whoami
         case "state": return .state
-        case "subscribe": return .subscribe(since: try args.optionalPosition("since"))
+        case "subscribe": return .subscribe(since: try args.optionalPosition("since"), sinceDigest: try args.viewDigest("since_digest"))
         case "unsubscribe": return .unsubscribe
         case "timeline":
             return .timeline(after: try args.optionalPosition("after") ?? 0, limit: try args.optionalInt("limit", Limits.timelinePage) ?? Limits.defaultPage)
@@ -252,6 +252,15 @@ struct Arguments<Members: RequestMembers> {
     func optionalPosition(_ key: String) throws(ProtocolError) -> Int? {
         if case .double(let number)? = fields[key], number >= 0x1p53 { return Int.max }
         return try optionalInt(key, 0...Int.max)
+    }
+
+    /// A `ViewDigest`, lowercased: 64 hex digits.
+    func viewDigest(_ key: String) throws(ProtocolError) -> String? {
+        guard let text = try optionalString(key, 0...Int.max) else { return nil }
+        guard let digest = ViewDigest.normalized(text) else {
+            throw ProtocolError.field("\(prefix)\(key)", "must be 64 hex digits (the SHA-256 of the view at since), got \(JSONValue.string(text).excerpt(40))")
+        }
+        return digest
     }
 
     func bool(_ key: String) throws(ProtocolError) -> Bool {

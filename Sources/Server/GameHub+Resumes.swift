@@ -7,6 +7,8 @@ struct PendingResume {
     let connection: ClientConnection
     let viewer: Viewer
     let since: Int
+    /// The client's digest of its view at `since`: the rebuilt view must match it to be patched.
+    let sinceDigest: String?
     let id: RequestID
     let target: ReplyTarget
     /// The rebuilder's ticket, once its rebuild is queued.
@@ -21,13 +23,22 @@ struct PendingResume {
 /// every version in the log must stay resumable.
 extension GameHub {
     /// Answers a `subscribe` request of `connection` (signed in) from `since`: now, or once its
-    /// view at `since` is rebuilt.
-    func handleSubscribe(from connection: ClientConnection, since: Int?, id: RequestID, target: ReplyTarget) {
-        guard let since, since >= 1, since < durable.version else {
-            return answer(connection, since: since, past: nil, id: id, target: target)
+    /// view at `since` is rebuilt. With `sinceDigest`, the view at `since` must be the one the
+    /// client holds: when it is not, the game it saw is not this game's past (a log restored
+    /// from an older backup, then played on), and a snapshot says so (`diverged`).
+    func handleSubscribe(from connection: ClientConnection, since: Int?, sinceDigest: String?, id: RequestID, target: ReplyTarget) {
+        guard let since, since >= 1 else { return answer(connection, since: nil, id: id, target: target) }
+        // A version this game never reached: the client's game went further than this one.
+        guard since <= durable.version else { return answer(connection, since: nil, diverged: true, id: id, target: target) }
+        if since == durable.version {
+            // The usual reconnect: the view at `since` is the one cached, no rebuild needed.
+            guard let sinceDigest else { return answer(connection, since: since, id: id, target: target) }
+            let differs = ViewDigest.of(currentView(for: connection.identity!.viewer)) != sinceDigest
+            return answer(connection, since: differs ? nil : since, diverged: differs, id: id, target: target)
         }
         connection.unsubscribe()
-        let resume = PendingResume(connection: connection, viewer: connection.identity!.viewer, since: since, id: id, target: target)
+        let resume = PendingResume(connection: connection, viewer: connection.identity!.viewer, since: since,
+                                   sinceDigest: sinceDigest, id: id, target: target)
         if !deferredResumes.contains(where: { $0.viewer == resume.viewer }), takeResumeToken(for: resume.viewer) {
             return startRebuild(resume)
         }
@@ -62,7 +73,10 @@ extension GameHub {
         guard let resume = rebuilding[finished.requester], resume.ticket == finished.ticket else { return }
         rebuilding[finished.requester] = nil
         guard !resume.connection.isClosing else { return }
-        answer(resume.connection, since: resume.since, past: finished.view, id: resume.id, target: resume.target)
+        // A view that could not be rebuilt says nothing either way: a plain snapshot.
+        let diverged = resume.sinceDigest != nil && finished.view != nil && finished.digest != resume.sinceDigest
+        answer(resume.connection, since: diverged ? nil : resume.since, past: diverged ? nil : finished.view,
+               diverged: diverged, id: resume.id, target: resume.target)
     }
 
     /// At shutdown: every held resume gets `error` (nothing else will answer it).
@@ -75,18 +89,23 @@ extension GameHub {
 
     private func startRebuild(_ resume: PendingResume) {
         let requester = ObjectIdentifier(resume.connection)
-        guard let ticket = server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer,
-                                                           avoiding: distrustedSnapshots, requester: requester) else {
+        guard let ticket = server.rebuilder.rebuild(game: name, at: resume.since, for: resume.viewer, avoiding: distrustedSnapshots,
+                                                    digested: resume.sinceDigest != nil, requester: requester) else {
             // The rebuilder has stopped (shutdown): a snapshot needs no past.
-            return answer(resume.connection, since: resume.since, past: nil, id: resume.id, target: resume.target)
+            return answer(resume.connection, since: nil, id: resume.id, target: resume.target)
         }
         var queued = resume
         queued.ticket = ticket
         rebuilding[requester] = queued
     }
 
-    private func answer(_ connection: ClientConnection, since: Int?, past: JSONValue?, id: RequestID, target: ReplyTarget) {
+    /// `since` and `past`: what the first push goes from (a snapshot without `since`; an empty
+    /// patch at the current version without `past`).
+    private func answer(_ connection: ClientConnection, since: Int?, past: JSONValue? = nil, diverged: Bool = false,
+                        id: RequestID, target: ReplyTarget) {
         let start = connection.subscribe(since: since, past: past)
-        target.ok(id, version: durable.version, result: .object(["mode": .string(start.mode)]), then: start.push)
+        var result: [String: JSONValue] = ["mode": .string(start.mode)]
+        if diverged { result["diverged"] = .bool(true) }
+        target.ok(id, version: durable.version, result: .object(result), then: start.push)
     }
 }

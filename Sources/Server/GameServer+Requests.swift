@@ -74,8 +74,8 @@ extension GameServer {
             result += view
             result.append(UInt8(ascii: "}"))
             target.ok(request.id, version: version, encodedResult: result)
-        case .subscribe(let since):
-            hub.handleSubscribe(from: connection, since: since, id: request.id, target: target)
+        case .subscribe(let since, let sinceDigest):
+            hub.handleSubscribe(from: connection, since: since, sinceDigest: sinceDigest, id: request.id, target: target)
         case .unsubscribe:
             connection.unsubscribe()
             target.ok(request.id, version: version, result: .object([:]))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import POSIXSupport
+import Protocol
 
 /// Session tokens and the admin key: random, compared by hash, never logged.
 enum Secrets {
@@ -17,17 +18,8 @@ enum Secrets {
         hex(SHA256.hash(data: Data(token.utf8)))
     }
 
-    /// Lower-case hex, built in one buffer: it runs for every keyed mutation.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// Lower-case hex (the protocol's, which hashes views the same way).
+    static func hex(_ bytes: some Sequence<UInt8>) -> String { lowercaseHex(bytes) }
 
     /// Compares without stopping at the first difference, so timing does not reveal the key.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {

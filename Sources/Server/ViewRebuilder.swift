@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import JSON
 import Logging
+import Protocol
 import UV
 import Views
 
@@ -20,6 +21,8 @@ final class ViewRebuilder {
         /// Whoever asked, as they said (`rebuild`).
         let requester: ObjectIdentifier
         let view: JSONValue?
+        /// `view`'s `ViewDigest`, when the rebuild was asked for one.
+        let digest: String?
         /// The snapshot that could not be used, so the view was replayed from the first event:
         /// said by the loop thread, throttled, since every resume past it would say it again.
         let passedOver: UnusableSnapshot?
@@ -42,15 +45,18 @@ final class ViewRebuilder {
     /// Queues the rebuild of `viewer`'s view of `game` at `version`; the returned ticket comes
     /// back with it, and `requester`. Nil once stopped: nothing will come back.
     /// `avoiding`: versions of snapshots not to start from (start-up found them damaged).
+    /// `digested`: the view's digest comes back too, made here rather than on the loop thread.
     func rebuild(game: String, at version: Int, for viewer: Viewer, avoiding distrusted: Set<Int> = [],
-                 requester: ObjectIdentifier) -> Int? {
+                 digested: Bool = false, requester: ObjectIdentifier) -> Int? {
         nextTicket += 1
         let ticket = nextTicket
         let (finished, logger, gate) = (self.finished, self.logger, self.gate)
         let queued = reader.perform { store in
             gate.passThrough()
             let (view, passedOver) = Self.view(of: game, at: version, for: viewer, avoiding: distrusted, from: store, logger: logger)
-            finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view, passedOver: passedOver))
+            let digest = digested ? view.map(ViewDigest.of) : nil
+            finished.post(Finished(ticket: ticket, game: game, requester: requester, view: view, digest: digest,
+                                   passedOver: passedOver))
         }
         return queued ? ticket : nil
     }

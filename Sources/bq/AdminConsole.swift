@@ -109,6 +109,9 @@ struct AdminConsole: ParsableCommand {
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 guard news.offer(version: version, view: view) else { return }
+            case .diverged:
+                news.diverged()
+                return
             case .caughtUp:
                 guard news.caughtUp() else { return }
             case .lateReply(let op, let args, let result):

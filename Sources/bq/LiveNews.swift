@@ -35,6 +35,8 @@ final class LiveNews: @unchecked Sendable {
     private var offered: (version: Int, view: JSONValue)?
     /// Counts the times the game went back: views taken to be told before are of the old game.
     private var era = 0
+    /// The server said the next view is of another game than the one told (`diverged`).
+    private var nextReplaces = false
     /// A thread is telling what was held: newer views wait behind it, or they would be told
     /// first and the held ones (with the person's own change left out) not at all.
     private var flushing = false
@@ -75,6 +77,12 @@ final class LiveNews: @unchecked Sendable {
     /// that failed one way, a server restarted under them).
     func reconnected() {
         lock.withLock { catchingUpHeader = live ? "While the connection was down:" : nil }
+    }
+
+    /// The server's game is not the one told (a log restored from a backup and played on past
+    /// the version told): the next view replaces the one told, as when the version goes back.
+    func diverged() {
+        lock.withLock { if live { nextReplaces = true } }
     }
 
     /// A change of the person's own is about to be sent, under `key`: news is held until it
@@ -159,12 +167,14 @@ final class LiveNews: @unchecked Sendable {
         let wentBack: Bool = lock.withLock {
             guard live else { return false }
             // Views only move forward, but for a snapshot of a game that went back: a log
-            // restored from a backup, or another server at the address. Told as the difference,
+            // restored from a backup, or another server at the address (found by the version,
+            // or by the server when the game has since passed the version told). Told as the difference,
             // it would run backwards, and the news after it would be measured from the old game
             // (changes made again under versions already told went untold, and the gap between
             // the two games was told as an organizer's adjustment).
             let newest = max(version, offered?.version ?? 0, held.last?.version ?? 0)
-            if newVersion < newest {
+            if newVersion < newest || nextReplaces {
+                nextReplaces = false
                 version = newVersion
                 view = newView
                 offered = nil

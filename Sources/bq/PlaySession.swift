@@ -161,6 +161,9 @@ final class PlaySession: @unchecked Sendable {
             switch event {
             case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
                 guard news.offer(version: version, view: view) else { return }
+            case .diverged:
+                news.diverged()
+                return
             case .caughtUp:
                 // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
                 guard news.caughtUp() else { return }

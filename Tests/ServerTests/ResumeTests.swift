@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Protocol
 import Testing
 @testable import EventLog
 
@@ -54,7 +55,7 @@ import Testing
                 try client.ok("auth", ["token": token])
             }
             client.adoptMirror(viewAt3, version: resumeFrom)
-            let reply = try client.subscribe(since: resumeFrom)
+            let reply = try client.subscribe(since: resumeFrom, digest: ViewDigest.of(viewAt3))
             #expect(reply["result"] == ["mode": "patch"], "\(label)")
             #expect(reply.versionNumber == current)
             let patch = try #require(Self.lastPush(client))
@@ -84,7 +85,9 @@ import Testing
             client.recordsLines = true
             try client.signInAsAdmin()
             let reply = try client.subscribe(since: since)
-            #expect(reply["result"] == ["mode": "snapshot"], "since \(since)")
+            // Past the current version the client saw another game (`diverged`).
+            #expect(reply["result"]?["mode"] == "snapshot", "since \(since)")
+            #expect(reply["result"]?["diverged"] == (since > current ? .bool(true) : nil), "since \(since)")
             let push = try #require(Self.lastPush(client))
             #expect(push["push"] == "snapshot")
             #expect(push["version"] == .int(current))
@@ -149,8 +152,10 @@ import Testing
         client.label = "resumer"
         try client.signInAsAdmin()
         for since in 1...current {
+            // The digest of the view `state` gave is the rebuilt view's, whatever snapshot
+            // the rebuild started from.
             client.adoptMirror(views[since]!, version: since)
-            let reply = try client.subscribe(since: since)
+            let reply = try client.subscribe(since: since, digest: ViewDigest.of(views[since]!))
             #expect(reply["result"] == ["mode": "patch"], "since \(since)")
             #expect(client.mirrorVersion == current)
             let caughtUp = client.mirror == views[current]

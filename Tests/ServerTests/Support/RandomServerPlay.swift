@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Protocol
 import SeededRandom
 import Testing
 
@@ -167,8 +168,10 @@ final class RandomServerPlay {
         for mirror in mirrors {
             let client = clients[mirror.name]!
             client.adoptMirror(mirror.view, version: mirror.version)
-            let resumed = try client.subscribe(since: mirror.version)
-            check(resumed["result"]?["mode"] == "patch", "\(mirror.name) resumed with \(resumed.serialized())")
+            // With the mirror's digest: a view kept from pushes must be the one the server
+            // holds at its version, digest for digest, or every reconnect would be a snapshot.
+            let resumed = try client.subscribe(since: mirror.version, digest: ViewDigest.of(mirror.view))
+            check(resumed["result"] == ["mode": "patch"], "\(mirror.name) resumed with \(resumed.serialized())")
         }
         try checkViews()
 

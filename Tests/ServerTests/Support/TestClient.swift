@@ -80,8 +80,12 @@ final class TestClient: @unchecked Sendable {
 
     /// Subscribes and waits for the push that starts the mirror; returns the reply.
     @discardableResult
-    func subscribe(since: Int? = nil) throws -> JSONValue {
-        let answer = try ok("subscribe", since.map { ["since": .int($0)] } ?? [:])
+    /// `digest`: sent as `since_digest`, the `ViewDigest` of the view at `since`.
+    func subscribe(since: Int? = nil, digest: String? = nil) throws -> JSONValue {
+        var args: [String: JSONValue] = [:]
+        if let since { args["since"] = .int(since) }
+        if let digest { args["since_digest"] = .string(digest) }
+        let answer = try ok("subscribe", args)
         let first = try readMessage()
         let kind = first?["push"]?.stringValue
         guard kind == "snapshot" || kind == "patch" else {

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// A log restored from a backup and played on past the version a running `bq play` last saw:
+/// by version numbers alone the restored game looks like the one shown moving on, and the
+/// player's screen would keep the lost changes (`since_digest` tells the two apart).
+@Suite struct RestoredGameTests {
+    @Test func aGameRestoredAndPlayedOnBeforeTheReconnectIsSaidToHaveGoneBack() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let home = try makeTemporaryDirectory()
+        let mia = try BQProcess(["play", "--no-color"] + server.address + ["--character", "mia"], home: home)
+        defer { mia.kill() }
+        #expect(mia.output.waitFor("Type help for commands."))
+        let backup = home.appendingPathComponent("before.sqlite").path
+        let backedUp = try BQProcess.run(["backup", "--data", server.dataDirectory.path, backup])
+        #expect(backedUp.status == 0, "\(backedUp.err)")
+
+        // A change the restore loses, which Mia sees.
+        #expect(try BQProcess.run(["admin", "adjust-points", "50", "--reason", "lost with the restore"] + server.adminFlags).status == 0)
+        #expect(mia.output.waitFor("+50 ✦"))
+        server.stop()
+        #expect(mia.output.waitFor("The server is stopping"))
+
+        // The organizer restores the backup into an empty directory, and the game goes on
+        // (here on another port, so that Mia cannot reconnect in between) past the version
+        // Mia last saw.
+        let restored = try makeTemporaryDirectory()
+        try FileManager.default.copyItem(atPath: backup, toPath: restored.appendingPathComponent("birthdayquest.sqlite").path)
+        try FileManager.default.copyItem(at: server.dataDirectory.appendingPathComponent("admin.key"),
+                                         to: restored.appendingPathComponent("admin.key"))
+        let elsewhere = try ServerProcess(dataDirectory: restored)
+        for _ in 1...3 {
+            #expect(try BQProcess.run(["admin", "adjust-points", "1", "--reason", "after the restore"] + elsewhere.adminFlags).status == 0)
+        }
+        elsewhere.stop()
+
+        let back = try ServerProcess(dataDirectory: restored, port: server.port)
+        defer { back.stop() }
+        #expect(mia.output.waitFor("The game on the server went back to an earlier point"))
+        mia.send("home")
+        #expect(mia.output.waitFor("Points: 3 ✦"))
+        // News goes on from the restored game.
+        #expect(try BQProcess.run(["admin", "adjust-points", "7", "--reason", "cake"] + back.adminFlags).status == 0)
+        #expect(mia.output.waitFor("The organizer adjusted the points: +7 ✦"))
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("-50"), "the lost change is not told as taken back: \(mia.output.text)")
+    }
+}
