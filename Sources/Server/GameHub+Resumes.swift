@@ -33,7 +33,7 @@ extension GameHub {
         if since == durable.version {
             // The usual reconnect: the view at `since` is the one cached, no rebuild needed.
             guard let sinceDigest else { return answer(connection, since: since, id: id, target: target) }
-            let differs = ViewDigest.of(currentView(for: connection.identity!.viewer)) != sinceDigest
+            let differs = currentDigest(for: connection.identity!.viewer) != sinceDigest
             return answer(connection, since: differs ? nil : since, diverged: differs, id: id, target: target)
         }
         connection.unsubscribe()

@@ -114,6 +114,9 @@ final class GameHub {
     /// The durable view for a viewer, cached per version: many connections share one projection.
     func currentView(for viewer: Viewer) -> JSONValue { views.view(of: durable, for: viewer) }
 
+    /// The `ViewDigest` of the viewer's current view.
+    func currentDigest(for viewer: Viewer) -> String { views.digest(of: durable, for: viewer) }
+
     /// Subscribes and returns the push that starts the connection's view: one patch from
     /// `since` when that is now or `past` is the view then (`GameHub+Resumes`), else a snapshot.
     func subscribe(_ connection: ClientConnection, viewer: Viewer, since: Int?, past: JSONValue?) -> (mode: String, push: [UInt8]) {

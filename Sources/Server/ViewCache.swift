@@ -12,6 +12,9 @@ struct ViewCache {
     /// Each viewer's current view as JSON text, for `state` replies and snapshots: a flood of
     /// reads or of new subscribers then costs a copy each, not an encoding of the whole view.
     private var encodedViews: [Viewer: (version: Int, bytes: [UInt8])] = [:]
+    /// Each viewer's current view's `ViewDigest`, for resumes at the current version: after a
+    /// restart every client resumes there at once, most of them as one of a few viewers.
+    private var digests: [Viewer: (version: Int, digest: String)] = [:]
 
     /// `viewer`'s view of `state`.
     mutating func view(of state: GameState, for viewer: Viewer) -> JSONValue {
@@ -28,6 +31,14 @@ struct ViewCache {
         view(of: state, for: viewer).write(to: &bytes)
         encodedViews[viewer] = (state.version, bytes)
         return bytes
+    }
+
+    /// The `ViewDigest` of `viewer`'s view of `state`.
+    mutating func digest(of state: GameState, for viewer: Viewer) -> String {
+        if let cached = digests[viewer], cached.version == state.version { return cached.digest }
+        let digest = ViewDigest.of(view(of: state, for: viewer))
+        digests[viewer] = (state.version, digest)
+        return digest
     }
 
     /// One patch per distinct viewer among `viewers` whose view is cached, from that view to its
