@@ -3,6 +3,9 @@
 /// Integer literals that fit `Int` are kept as `.int` so ids, versions and points round-trip
 /// exactly; everything else numeric is `.double`. Equality is structural and does not unify
 /// `.int(1)` with `.double(1.0)`: a patch turning one into the other is a real change on the wire.
+/// Nor does it unify two spellings of one text (`"é"` and `"e\u{301}"`), which Swift's `String`
+/// equality does: strings are equal when their UTF-8 bytes are, as on the wire (a diff that
+/// took the new spelling for the old would leave clients holding other bytes than the server).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -11,6 +14,32 @@ public enum JSONValue: Sendable, Hashable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+}
+
+extension JSONValue {
+    // `hash(into:)` stays synthesized: `String`'s hash is equal for canonically equivalent
+    // strings, so values equal here (byte for byte) still hash alike.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.string(let a), .string(let b)): sameBytes(a, b)
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let left = a.utf8.span, right = b.utf8.span
+        // One string's storage shared by both (a view's unchanged text): no need to look.
+        if left.isIdentical(to: right) { return true }
+        guard left.count == right.count else { return false }
+        for index in 0..<left.count where left[index] != right[index] { return false }
+        return true
+    }
 }
 
 extension JSONValue: ExpressibleByNilLiteral {

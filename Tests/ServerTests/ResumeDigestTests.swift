@@ -105,6 +105,42 @@ import Testing
         #expect(same.problems + differs.problems == [])
     }
 
+    /// "Café" written with a combining accent is the same text to Swift's `String` equality but
+    /// other bytes on the wire: a patch that left the new spelling out would leave every mirror
+    /// with the old bytes, and the next resume with a digest would be told `diverged`.
+    @Test func anotherSpellingOfATitleReachesEveryMirror() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let server = try ServerHarness(dataDirectory: dir.path)
+        defer { try? server.stop() }
+        let priya = try server.connect()
+        priya.label = "priya"
+        try priya.ok("claim", ["character": "priya", "device": "phone"])
+        _ = try priya.subscribe()
+        try priya.ok("save_secret", ["title": "Caf\u{E9}", "description": "d", "points": 25])
+        let before = try #require(priya.mirror)
+        let beforeVersion = priya.mirrorVersion
+        // Another spelling with another change in the same commit, then the spelling alone
+        // over two commits (a resume from before them sees only the two ends).
+        try priya.ok("save_secret", ["title": "Cafe\u{301}", "description": "d", "points": 50])
+        try priya.checkMirror(step: "respelt with new points")
+        try priya.ok("save_secret", ["title": "x", "description": "d", "points": 50])
+        try priya.ok("save_secret", ["title": "Cafe\u{301}", "description": "d", "points": 50])
+        try priya.checkMirror(step: "respelt again")
+        let mirror = try #require(priya.mirror)
+        #expect(mirror["challenges"]?["dare-priya"]?["title"] == "Cafe\u{301}")
+
+        let resumed = try server.connect()
+        resumed.recordsLines = true
+        try resumed.ok("claim", ["character": "priya", "device": "phone"])
+        resumed.adoptMirror(before, version: beforeVersion)
+        #expect(try resumed.subscribe(since: beforeVersion, digest: ViewDigest.of(before))["result"] == ["mode": "patch"])
+        try resumed.checkMirror(step: "resumed from the first spelling")
+        #expect(resumed.mirror?["challenges"]?["dare-priya"]?["title"] == "Cafe\u{301}")
+        #expect(resumed.mirror.map(ViewDigest.of) == ViewDigest.of(mirror))
+        #expect(priya.problems + resumed.problems == [])
+    }
+
     @Test func aVersionThisGameNeverReachedDivergesAndSinceZeroDoesNot() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
