@@ -36,8 +36,9 @@ extension RandomServerPlay {
         case .unlock:
             return (["mia"], "unlock_reward", ["reward": .string(rewardID(preferring: { $0["unlocked"] == false }))])
         case .saveSecret:
-            // Few distinct texts, so that a save sometimes leaves a draft as it stands.
-            return (Self.authors, "save_secret", ["title": .string(rng.pick(["Sing", "Dance", "Juggle"])),
+            // Few distinct texts, so that a save sometimes leaves a draft as it stands; one of
+            // them in two spellings (a precomposed and a combining accent), other bytes on the wire.
+            return (Self.authors, "save_secret", ["title": .string(rng.pick(["Sing", "Dance", "Juggle", "Caf\u{E9}", "Cafe\u{301}"])),
                                                    "description": .string(rng.pick(["In the lake", "On the table"])),
                                                    "points": .int(rng.pick([25, 50, 75, 100]))])
         case .deliverSecret:

@@ -345,7 +345,9 @@ final class RandomServerPlay {
             let state = try client.ok("state")
             check(state.versionNumber == version, "\(name)'s state is at \(state.versionNumber), the game at \(version)")
             check(client.mirrorVersion == version, "\(name)'s mirror is at \(client.mirrorVersion), the game at \(version)")
-            if client.mirror != state["result"]?["state"] {
+            // Compared as canonical text too: byte for byte, whatever JSONValue's equality does.
+            if client.mirror != state["result"]?["state"]
+                || ViewDigest.of(client.mirror ?? .null) != ViewDigest.of(state["result"]?["state"] ?? .null) {
                 let diff = JSONPatch.diff(client.mirror ?? .null, state["result"]?["state"] ?? .null).prefix(5).map { $0.json.serialized() }
                 failures.append("\(place): \(name)'s mirror differs from its state: \(diff)")
             }
