@@ -206,6 +206,17 @@ public struct GameState: Sendable, Equatable, Codable {
 
     public var birthdayCharacter: Character? { characters.values.first { $0.role == .birthday } }
 
+    /// The timeline entries with `seq` above `after`, oldest first. Entries are numbered 1, 2, 3
+    /// in the order they are added, so they start at index `after`: a page late in a long game
+    /// does not scan the entries before it. (Should a state from elsewhere number them
+    /// otherwise, say a snapshot written by hand, they are found by their numbers.)
+    public func timeline(after: Int) -> ArraySlice<TimelineEntry> {
+        guard timeline.isEmpty || (timeline[0].seq == 1 && timeline[timeline.count - 1].seq == timeline.count) else {
+            return ArraySlice(timeline.filter { $0.seq > after })
+        }
+        return timeline[min(max(after, 0), timeline.count)...]
+    }
+
     public func role(of actor: Actor) -> Role? {
         if case .character(let id) = actor { return characters[id]?.role }
         return nil

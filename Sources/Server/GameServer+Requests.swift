@@ -80,7 +80,7 @@ extension GameServer {
             connection.unsubscribe()
             target.ok(request.id, version: version, result: .object([:]))
         case .timeline(let after, let limit):
-            let entries = hub.durable.timeline.lazy.filter { $0.seq > after }.prefix(limit).map(timelineView)
+            let entries = hub.durable.timeline(after: after).prefix(limit).map(timelineView)
             target.ok(request.id, version: version, result: .object(["entries": .array(Array(entries))]))
         case .events(let after, let limit):
             guard hub.durable.isOrganizer(identity.actor) else {
