@@ -38,6 +38,10 @@ public final class MonotonicCondition: @unchecked Sendable {
     /// Wakes every thread in `wait`. Call holding the lock.
     public func broadcast() { pthread_cond_broadcast(condition) }
 
+    /// Releases the lock until woken, then takes it again. Call holding the lock, in a loop
+    /// that checks what it waits for (a wake may be spurious).
+    public func wait() { pthread_cond_wait(condition, mutex) }
+
     /// Releases the lock until woken or until `deadline` (`monotonicNanoseconds()`), then takes it
     /// again. Call holding the lock. False when it returned because the deadline had passed.
     public func wait(untilMonotonic deadline: UInt64) -> Bool {

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import JSON
 import Logging
+import POSIXSupport
 import Protocol
 import UV
 import Views
@@ -108,7 +109,7 @@ final class ViewRebuilder {
 /// Holds rebuilds at their start while closed, so a test can show that the loop goes on
 /// meanwhile. Open unless a test closes it.
 final class RebuildGate: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = MonotonicCondition()
     // Guarded by `condition`.
     private var isClosed = false
     private var held = 0
@@ -128,11 +129,11 @@ final class RebuildGate: @unchecked Sendable {
 
     /// Waits until a rebuild is held here; false at the deadline.
     func waitForHeldRebuild(timeout: TimeInterval) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = monotonicDeadline(after: timeout)
         condition.lock()
         defer { condition.unlock() }
         while held == 0 {
-            if !condition.wait(until: deadline) { return held > 0 }
+            if !condition.wait(untilMonotonic: deadline) { return held > 0 }
         }
         return true
     }
