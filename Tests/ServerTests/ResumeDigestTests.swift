@@ -12,6 +12,16 @@ import Testing
         client.lines.last { $0.message["push"] != nil }?.message
     }
 
+    /// A new admin connection holding `view` at `version`, to resume from, its lines kept.
+    static func admin(of server: ServerHarness, holding view: JSONValue, at version: Int, label: String = "resumer") throws -> TestClient {
+        let client = try server.connect()
+        client.label = label
+        client.recordsLines = true
+        try client.signInAsAdmin()
+        client.adoptMirror(view, version: version)
+        return client
+    }
+
     @Test func aViewOfAGameRestoredFromAnOlderBackupAndPlayedOnGetsASnapshotThatSaysSo() throws {
         let live = try TempDirectory()
         defer { live.remove() }
@@ -50,16 +60,10 @@ import Testing
         #expect(current > seenVersion)
 
         // By its version alone the phone's view would be patched as if it were this game's past.
-        let unchecked = try server.connect()
-        try unchecked.signInAsAdmin()
-        unchecked.adoptMirror(seen, version: seenVersion)
+        let unchecked = try Self.admin(of: server, holding: seen, at: seenVersion, label: "unchecked")
         #expect(try unchecked.subscribe(since: seenVersion)["result"] == ["mode": "patch"])
 
-        let resumed = try server.connect()
-        resumed.label = "phone resumed"
-        resumed.recordsLines = true
-        try resumed.signInAsAdmin()
-        resumed.adoptMirror(seen, version: seenVersion)
+        let resumed = try Self.admin(of: server, holding: seen, at: seenVersion, label: "phone resumed")
         let reply = try resumed.subscribe(since: seenVersion, digest: ViewDigest.of(seen))
         #expect(reply["result"] == ["mode": "snapshot", "diverged": true])
         let push = try #require(Self.lastPush(resumed))
@@ -82,10 +86,7 @@ import Testing
         let current = try admin.currentVersion()
         let view = try #require(try admin.ok("state")["result"]?["state"])
 
-        let same = try server.connect()
-        same.recordsLines = true
-        try same.signInAsAdmin()
-        same.adoptMirror(view, version: current)
+        let same = try Self.admin(of: server, holding: view, at: current, label: "same")
         #expect(try same.subscribe(since: current, digest: ViewDigest.of(view).uppercased())["result"] == ["mode": "patch"])
         #expect(Self.lastPush(same)?["ops"] == [])
 
@@ -95,10 +96,7 @@ import Testing
         var members = try #require(view.objectValue)
         members["game"] = .object(game)
         let other = JSONValue.object(members)
-        let differs = try server.connect()
-        differs.recordsLines = true
-        try differs.signInAsAdmin()
-        differs.adoptMirror(other, version: current)
+        let differs = try Self.admin(of: server, holding: other, at: current, label: "differs")
         #expect(try differs.subscribe(since: current, digest: ViewDigest.of(other))["result"] == ["mode": "snapshot", "diverged": true])
         #expect(Self.lastPush(differs)?["push"] == "snapshot")
         #expect(differs.mirror.map(ViewDigest.of) == ViewDigest.of(view), "the snapshot replaced the other game's view")
