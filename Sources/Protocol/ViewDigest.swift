@@ -32,6 +32,9 @@ public enum ViewDigest {
 }
 
 /// Bytes as lowercase hex, built in one buffer (the server makes one for every keyed mutation).
+/// Inlinable, so that the server's callers get it specialized to their bytes' type: the generic
+/// version iterated through witness calls, which showed in a profile of keyed mutations.
+@inlinable
 public func lowercaseHex(_ bytes: some Sequence<UInt8>) -> String {
     let digits = Array("0123456789abcdef".utf8)
     var out: [UInt8] = []

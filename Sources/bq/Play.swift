@@ -24,7 +24,7 @@ struct Play: ParsableCommand {
     @Option(help: "Seconds to wait for each reply, reconnecting included (0.1 to 86400); under 3, also for the connection and the server's hello.") var timeout: Double = 30
     @Option(help: "Game name (default: the server's default game).") var game: String?
     @Option(help: "Claim this character without asking (e.g. mia).") var character: String?
-    @Option(help: "The character's PIN: to take it over from another device, or to claim it at all on a server that asks for PINs (claims_need_pin).") var pin: String?
+    @Option(help: "The character's PIN: to take it over from another device, or to claim it at all on a server that asks for PINs (claims_need_pin). Other users of this machine can read it in the process list: at a terminal, leave it out and be asked for it.") var pin: String?
     @Option(name: .customLong("device-file"),
             help: "Where the device id and session token are kept (default ~/.config/bq/play-HOST-PORT-GAME.json, GAME being \"default\" without --game). One per person: two people on one account each give their own.")
     var deviceFile: String?
