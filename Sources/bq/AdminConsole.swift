@@ -126,6 +126,7 @@ struct AdminConsole: ParsableCommand {
                 // The news of views that came before it first, in the order it happened.
                 let told = news.caughtUp()
                 if case .reconnected = event { news.reconnected() }
+                if case .disconnected = event { news.connectionLost() }
                 if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) } else if !told { return }
             }
             // Printed over the prompt the organizer was typing at: show it again (a command

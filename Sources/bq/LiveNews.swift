@@ -85,6 +85,12 @@ final class LiveNews: @unchecked Sendable {
         lock.withLock { if live { nextReplaces = true } }
     }
 
+    /// The connection was lost: a view the server said `diverged` about and that did not come
+    /// before the loss will be said about again by the next resubscribe, if it still is.
+    func connectionLost() {
+        lock.withLock { nextReplaces = false }
+    }
+
     /// A change of the person's own is about to be sent, under `key`: news is held until it
     /// is answered (`settled`).
     func willChange(_ change: OwnChange, key: String) {

@@ -171,6 +171,7 @@ final class PlaySession: @unchecked Sendable {
                 // The news of views that came before it first, in the order it happened.
                 let told = news.caughtUp()
                 if case .reconnected = event { news.reconnected() }
+                if case .disconnected = event { news.connectionLost() }
                 if let line = notices.line(for: event, style: style) { terminal.line(line) } else if !told { return }
             case .lateReply(let op, let args, let result):
                 _ = news.caughtUp()

@@ -47,3 +47,50 @@ import Testing
         #expect(!mia.output.text.contains("-50"), "the lost change is not told as taken back: \(mia.output.text)")
     }
 }
+
+/// `diverged` speaks of the snapshot that follows it: when the connection is lost before that
+/// snapshot came, the next connection's resubscribe says again whether the game differs.
+@Suite struct DivergedAnswerTests {
+    @Test func aDivergedAnswerWhoseSnapshotNeverCameDoesNotMarkALaterView() throws {
+        let subscribes = CallCounter(), discovers = CallCounter()
+        let fake = FakeServer { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "auth":
+                return [["id": id, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday"]]]
+            case "subscribe":
+                switch subscribes.next() {
+                case 1:
+                    return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                            ["push": "snapshot", "version": 1, "state": LiveNewsTests.view]]
+                case 2:  // diverged, and the connection ends before the snapshot
+                    return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot", "diverged": true]], FakeServer.hangUp]
+                default:  // the same game after all: an empty patch
+                    return [["id": id, "ok": true, "version": 1, "result": ["mode": "patch"]],
+                            ["push": "patch", "from": 1, "to": 1, "ops": []]]
+                }
+            case "discover_secrets":
+                if discovers.next() == 1 {
+                    return [["id": id, "ok": true, "version": 1, "result": ["found": 0]], FakeServer.hangUp]
+                }
+                return [["push": "patch", "from": 1, "to": 2, "ops": [["op": "replace", "path": "/game/points", "value": 10],
+                                                                    ["op": "replace", "path": "/game/earned", "value": 10]]],
+                        ["id": id, "ok": true, "version": 2, "result": ["found": 0]]]
+            default:
+                return [["id": id, "ok": false, "error": ["code": "unknown_op", "message": "fake"]]]
+            }
+        }
+        defer { fake.stop() }
+        let mia = try NewsBurstTests.mia(playingAt: fake)
+        defer { mia.kill() }
+        mia.send("discover")
+        #expect(mia.output.waitFor("Reconnected."))
+        mia.send("discover")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"))
+        #expect(subscribes.value == 3)
+        #expect(mia.finish() == 0)
+        #expect(!mia.output.text.contains("went back"), "\(mia.output.text)")
+    }
+}
