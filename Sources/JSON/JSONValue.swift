@@ -4,8 +4,10 @@
 /// exactly; everything else numeric is `.double`. Equality is structural and does not unify
 /// `.int(1)` with `.double(1.0)`: a patch turning one into the other is a real change on the wire.
 /// Nor does it unify two spellings of one text (`"é"` and `"e\u{301}"`), which Swift's `String`
-/// equality does: strings are equal when their UTF-8 bytes are, as on the wire (a diff that
-/// took the new spelling for the old would leave clients holding other bytes than the server).
+/// equality does: string values are equal when their UTF-8 bytes are, as on the wire (a diff
+/// that took the new spelling for the old would leave clients holding other bytes than the
+/// server). Object keys are a dictionary's, so two spellings of one key are one key: views'
+/// keys are ASCII ids and field names, where the two equalities agree.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

@@ -170,8 +170,8 @@ final class LiveNews: @unchecked Sendable {
     /// printed (that the game went back).
     @discardableResult
     func offer(version newVersion: Int, view newView: JSONValue) -> Bool {
-        let wentBack: Bool = lock.withLock {
-            guard live else { return false }
+        let replaced: Replacement? = lock.withLock {
+            guard live else { return nil }
             // Views only move forward, but for a snapshot of a game that went back: a log
             // restored from a backup, or another server at the address (found by the version,
             // or by the server when the game has since passed the version told). Told as the difference,
@@ -180,6 +180,7 @@ final class LiveNews: @unchecked Sendable {
             // the two games was told as an organizer's adjustment).
             let newest = max(version, offered?.version ?? 0, held.last?.version ?? 0)
             if newVersion < newest || nextReplaces {
+                let replacement: Replacement = newVersion < newest ? .wentBack : .differs
                 nextReplaces = false
                 version = newVersion
                 view = newView
@@ -188,7 +189,7 @@ final class LiveNews: @unchecked Sendable {
                 committed = []
                 catchingUpHeader = nil
                 era += 1
-                return true
+                return replacement
             }
             // The first view after a reconnect catches up; one with nothing new (the server's
             // first patch was empty) ends the catching up, or its header would go to later news.
@@ -198,13 +199,29 @@ final class LiveNews: @unchecked Sendable {
             } else if newVersion > (offered?.version ?? version) {
                 offered = (newVersion, newView)
             }
-            return false
+            return nil
         }
-        guard wentBack else { return false }
+        guard let replaced else { return false }
         onTold(newVersion, newView, true)
-        print([style.yellow("The game on the server went back to an earlier point (restored from a backup?). "
-                            + "Type home to see it as it is now.")])
+        switch replaced {
+        case .wentBack:
+            print([style.yellow("The game on the server went back to an earlier point (restored from a backup?). "
+                                + "Type home to see it as it is now.")])
+        case .differs:
+            // Also what a server of another version says when its views have another shape:
+            // nothing is known to have gone back.
+            print([style.yellow("The game on the server is not the one shown until now (restored from a backup, "
+                                + "or a new version of the server?). Type home to see it as it is now.")])
+        }
         return true
+    }
+
+    /// Why a view replaced the one told rather than being told as what changed.
+    private enum Replacement {
+        /// It is older than the one told.
+        case wentBack
+        /// The server said it is not of the game told (`diverged`).
+        case differs
     }
 
     /// Every view that had arrived is offered: tells the newest, as what changed since the view

@@ -1,11 +1,14 @@
+import Client
 import Foundation
+import JSON
+import Protocol
 import Testing
 
 /// A log restored from a backup and played on past the version a running `bq play` last saw:
 /// by version numbers alone the restored game looks like the one shown moving on, and the
 /// player's screen would keep the lost changes (`since_digest` tells the two apart).
 @Suite struct RestoredGameTests {
-    @Test func aGameRestoredAndPlayedOnBeforeTheReconnectIsSaidToHaveGoneBack() throws {
+    @Test func aGameRestoredAndPlayedOnBeforeTheReconnectIsSaidToDiffer() throws {
         let server = try ServerProcess()
         defer { server.stop() }
         let home = try makeTemporaryDirectory()
@@ -37,7 +40,7 @@ import Testing
 
         let back = try ServerProcess(dataDirectory: restored, port: server.port)
         defer { back.stop() }
-        #expect(mia.output.waitFor("The game on the server went back to an earlier point"))
+        #expect(mia.output.waitFor("The game on the server is not the one shown until now (restored from a backup"))
         mia.send("home")
         #expect(mia.output.waitFor("Points: 3 ✦"))
         // News goes on from the restored game.
@@ -91,6 +94,51 @@ import Testing
         #expect(mia.output.waitFor("The organizer adjusted the points: +10 ✦"))
         #expect(subscribes.value == 3)
         #expect(mia.finish() == 0)
-        #expect(!mia.output.text.contains("went back"), "\(mia.output.text)")
+        #expect(!mia.output.text.contains("went back") && !mia.output.text.contains("not the one shown"), "\(mia.output.text)")
+    }
+}
+
+/// The usual reconnect, to the same game: the client sends its mirror's digest, and the server,
+/// finding it the view it holds, answers with a patch, not a snapshot.
+@Suite struct SameGameResumeTests {
+    /// Lines seen by a client's line observer, from any thread.
+    final class SentLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [JSONValue] = []
+        func append(_ line: String) { if let value = try? JSONParser.parse(line) { lock.withLock { lines.append(value) } } }
+        var all: [JSONValue] { lock.withLock { lines } }
+    }
+
+    @Test func aReconnectToTheSameGameSendsTheMirrorsDigestAndIsPatched() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let sent = SentLines()
+        let client = try GameClient.connect(port: server.port, onLine: { line, outgoing in if outgoing { sent.append(line) } })
+        defer { client.close() }
+        let events = EventLog()
+        client.onEvent { events.append($0) }
+        try client.signInAdmin(key: server.adminKey)
+        try client.subscribe()
+        let version = try #require(try client.request("adjust_points", ["delta": 5, "reason": "before the restart"]).version)
+        #expect(client.waitForMirror(atLeast: version, timeout: 20))
+        let view = try #require(client.view)
+
+        server.stop()
+        let back = try ServerProcess(dataDirectory: server.dataDirectory, port: server.port)
+        defer { back.stop() }
+        #expect(events.waitFor { if case .patch(let from, let to, _, _, _) = $0 { from == version && to == version } else { false } })
+
+        let resubscribe = sent.all.last { $0["op"] == "subscribe" }
+        #expect(resubscribe?["since"] == .int(version))
+        #expect(resubscribe?["since_digest"] == .string(ViewDigest.of(view)))
+        let kinds = events.all.compactMap { event -> String? in
+            switch event {
+            case .snapshot: "snapshot"
+            case .diverged: "diverged"
+            case .reconnected: "reconnected"
+            default: nil
+            }
+        }
+        #expect(kinds == ["snapshot", "reconnected"], "one snapshot, the first; no other after the reconnect")
     }
 }
