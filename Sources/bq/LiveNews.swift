@@ -167,17 +167,17 @@ final class LiveNews: @unchecked Sendable {
 
     /// A view from the reader, told at the next `caughtUp` unless a newer one comes first (or
     /// held, like any view, while an own change is outstanding). True when something was
-    /// printed (that the game went back).
+    /// printed (that the game went back, or is another).
     @discardableResult
     func offer(version newVersion: Int, view newView: JSONValue) -> Bool {
         let replaced: Replacement? = lock.withLock {
             guard live else { return nil }
             // Views only move forward, but for a snapshot of a game that went back: a log
             // restored from a backup, or another server at the address (found by the version,
-            // or by the server when the game has since passed the version told). Told as the difference,
-            // it would run backwards, and the news after it would be measured from the old game
-            // (changes made again under versions already told went untold, and the gap between
-            // the two games was told as an organizer's adjustment).
+            // or by the server's digest check when the game has since passed the version told).
+            // Told as the difference, it would run backwards, and the news after it would be
+            // measured from the old game (changes made again under versions already told went
+            // untold, and the gap between the two games was told as an organizer's adjustment).
             let newest = max(version, offered?.version ?? 0, held.last?.version ?? 0)
             if newVersion < newest || nextReplaces {
                 let replacement: Replacement = newVersion < newest ? .wentBack : .differs
