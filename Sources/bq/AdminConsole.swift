@@ -104,16 +104,8 @@ struct AdminConsole: ParsableCommand {
     /// subscribe: a script reads only the answers to its own lines, in order.
     private func follow(_ context: AdminContext, news: LiveNews, turn: ConsoleTurn, prompt: String) {
         let terminal = context.terminal
-        let notices = ConnectionNotices()
         context.client.onEvent { event in
             switch event {
-            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                guard news.offer(version: version, view: view) else { return }
-            case .diverged:
-                news.diverged()
-                return
-            case .caughtUp:
-                guard news.caughtUp() else { return }
             case .lateReply(let op, let args, let result):
                 // The news of views that came before it first, in the order it happened.
                 _ = news.caughtUp()
@@ -123,11 +115,9 @@ struct AdminConsole: ParsableCommand {
                 }
                 if let key = args["idem"]?.stringValue { news.settled(key, committedAt: (try? result.get())?.version) }
             default:
-                // The news of views that came before it first, in the order it happened.
-                let told = news.caughtUp()
-                if case .reconnected = event { news.reconnected() }
-                if case .disconnected = event { news.connectionLost() }
-                if let line = notices.line(for: event, style: terminal.style) { terminal.line(line) } else if !told { return }
+                // Views and the connection's news; any other event ends a burst too (the news of
+                // views that came before it first, in the order it happened).
+                guard news.take(event) ?? news.caughtUp() else { return }
             }
             // Printed over the prompt the organizer was typing at: show it again (a command
             // that is running prints its result and then a prompt of its own).

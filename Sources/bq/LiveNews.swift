@@ -1,3 +1,4 @@
+import Client
 import Foundation
 import JSON
 
@@ -16,6 +17,8 @@ final class LiveNews: @unchecked Sendable {
     /// Called with each view taken as told, on the thread that offered it (outside the lock);
     /// the flag is true for a view older than the one told before (the game went back).
     private let onTold: @Sendable (Int, JSONValue, Bool) -> Void
+    /// What is said about the connection as it comes and goes.
+    private let notices = ConnectionNotices()
     private let lock = NSLock()
     // Guarded by `lock`.
     private var live = false
@@ -77,6 +80,30 @@ final class LiveNews: @unchecked Sendable {
     /// that failed one way, a server restarted under them).
     func reconnected() {
         lock.withLock { catchingUpHeader = live ? "While the connection was down:" : nil }
+    }
+
+    /// Takes a client event that is the news's to tell: a view, `diverged`, the end of a burst,
+    /// or the connection's comings and goings (told after the views that came before them).
+    /// Nil for any other event, which the caller handles; else whether something was printed.
+    func take(_ event: ClientEvent) -> Bool? {
+        switch event {
+        case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
+            return offer(version: version, view: view)
+        case .diverged:
+            diverged()
+            return false
+        case .caughtUp:
+            return caughtUp()
+        case .bye, .disconnected, .reconnectRefused, .reconnected:
+            let told = caughtUp()
+            if case .reconnected = event { reconnected() }
+            if case .disconnected = event { connectionLost() }
+            guard let line = notices.line(for: event, style: style) else { return told }
+            terminal.line(line)
+            return true
+        default:
+            return nil
+        }
     }
 
     /// The server's game is not the one told (a log restored from a backup and played on past

@@ -155,24 +155,9 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func observe() {
-        let notices = ConnectionNotices()
         client.onEvent { [terminal, style, weak self] event in
             guard let self else { return }
             switch event {
-            case .patch(_, let version, _, _, let view), .snapshot(let version, let view):
-                guard news.offer(version: version, view: view) else { return }
-            case .diverged:
-                news.diverged()
-                return
-            case .caughtUp:
-                // Nothing printed, nothing to prompt again for: a prompt per unseen change piled up.
-                guard news.caughtUp() else { return }
-            case .bye, .disconnected, .reconnectRefused, .reconnected:
-                // The news of views that came before it first, in the order it happened.
-                let told = news.caughtUp()
-                if case .reconnected = event { news.reconnected() }
-                if case .disconnected = event { news.connectionLost() }
-                if let line = notices.line(for: event, style: style) { terminal.line(line) } else if !told { return }
             case .lateReply(let op, let args, let result):
                 _ = news.caughtUp()
                 terminal.line(lateReplyLine(op, args, result, style: style, showsVersion: false))
@@ -197,7 +182,9 @@ final class PlaySession: @unchecked Sendable {
                 // Nothing works without a session, and the main thread is blocked reading input.
                 exit(3)
             default:
-                return
+                // Views and the connection's news; nothing printed, nothing to prompt again for
+                // (a prompt per unseen change piled up).
+                guard news.take(event) == true else { return }
             }
             // The update printed over the prompt a person was typing at: show it again (unless a
             // command is running, whose result and then a prompt come next, or the home screen
