@@ -1,4 +1,5 @@
 import Crypto
+import Protocol
 
 /// A request's digest, the first 128 bits of SHA-256 over its canonical text, as two words: what
 /// the idempotency map keeps per key instead of the 32 hex digits the log stores, which would be
@@ -28,7 +29,7 @@ struct Fingerprint: Hashable {
     init(digestOf text: String) { self.init(digestOf: Array(text.utf8)) }
 
     /// The 32 lower-case hex digits the log stores.
-    var hex: String { Secrets.hex(bigEndianBytes(of: high) + bigEndianBytes(of: low)) }
+    var hex: String { lowercaseHex(bigEndianBytes(of: high) + bigEndianBytes(of: low)) }
 
     /// From the hex text the log stores. Text that is not 32 hex digits (the server never writes
     /// such) gets the digest of the text itself: it still matches only the very same text.

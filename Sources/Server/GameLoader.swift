@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import JSON
+import Protocol
 import Views
 import POSIXSupport
 
@@ -126,7 +127,7 @@ public enum GameLoader {
     /// A seed's content hash, over its canonical encoding so that spacing and the order of
     /// fields do not matter: seeding the same content again is a no-op.
     static func seedHash(_ content: SeedContent) -> String {
-        Secrets.hex(SHA256.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
+        lowercaseHex(SHA256.hash(data: Data(SeedWriter.json(content).serialized(sortedKeys: true).utf8)))
     }
 
     /// Validates a seed's bytes; `name` says where they came from in every error.

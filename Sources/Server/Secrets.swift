@@ -10,16 +10,13 @@ enum Secrets {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         for _ in 0..<4 { bytes += bigEndianBytes(of: generator.next()) }
-        return hex(bytes)
+        return lowercaseHex(bytes)
     }
 
     /// What the log stores for a token: a leaked database does not sign anyone in.
     static func hash(_ token: String) -> String {
-        hex(SHA256.hash(data: Data(token.utf8)))
+        lowercaseHex(SHA256.hash(data: Data(token.utf8)))
     }
-
-    /// Lower-case hex (the protocol's, which hashes views the same way).
-    static func hex(_ bytes: some Sequence<UInt8>) -> String { lowercaseHex(bytes) }
 
     /// Compares without stopping at the first difference, so timing does not reveal the key.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
