@@ -75,6 +75,35 @@ import Testing
         #expect(client.isConnected)
     }
 
+    /// A client nobody holds any more closes itself, as `close()` would: its reader thread no
+    /// longer keeps it, its connection and its reconnects, for the life of the process.
+    @Test func aClientLetGoOfClosesItsConnection() throws {
+        let fake = FakeServer { request in
+            [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday"]]]
+        }
+        defer { fake.stop() }
+        do {
+            let client = try GameClient.connect(port: fake.port, options: fastOptions())
+            #expect(try client.request("whoami").result["character"] == "mia")
+        }
+        #expect(fake.closings.wait(timeout: .now() + 20) == .success, "the connection of a client let go of is still open")
+    }
+
+    /// A request still awaited holds its client: letting go of the client right after sending
+    /// does not cost the reply.
+    @Test func aRequestStillAwaitedKeepsItsClientOpen() throws {
+        let release = DispatchSemaphore(value: 0)
+        let fake = FakeServer { request in
+            // Held until the client is let go of, so that the reply comes after.
+            if request["op"] == "whoami" { _ = release.wait(timeout: .now() + 10) }
+            return [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": ["character": "mia", "role": "birthday"]]]
+        }
+        defer { fake.stop() }
+        let pending = try GameClient.connect(port: fake.port, options: fastOptions()).send("whoami")
+        release.signal()
+        #expect(try pending.wait(timeout: 10).result["character"] == "mia")
+    }
+
     /// A server that stopped reading leaves a large request's send blocked, holding the client's
     /// write lock; closing the client must still end (the player's `quit`), not wait on it.
     @Test func closeEndsWhileASendIsBlockedOnAServerThatStoppedReading() throws {

@@ -3,11 +3,11 @@ import JSON
 import Protocol
 import POSIXSupport
 
-// The reader thread's side of `GameClient`: connecting, reconnecting with backoff, the
+// The reader thread's side of `ClientCore`: connecting, reconnecting with backoff, the
 // liveness probe and the handshake after a reconnect (what it reads goes through
-// `GameClient+Lines`). Everything here runs on the reader thread, except `start`, which runs
+// `ClientCore+Lines`). Everything here runs on the reader thread, except `start`, which runs
 // on the caller of `connect` before the reader exists.
-extension GameClient {
+extension ClientCore {
     // MARK: Connection lifecycle (reader thread, or the caller of `connect` before it starts)
 
     func start() throws(ClientError) {
@@ -83,6 +83,7 @@ extension GameClient {
     var isClosing: Bool { state.withLock { $0.closing } }
 
     func readerMain(_ first: BlockingLineSocket) {
+        state.withLock { $0.readerThread = pthread_self() }
         var current: BlockingLineSocket? = first
         while let connection = current {
             let reason = readLoop(connection)
@@ -370,7 +371,7 @@ struct RefusedForNow: Error {
     let reason: String
 }
 
-extension GameClient {
+extension ClientCore {
     /// The server's reason when `error` ended a reconnect attempt that it turned away for now.
     static func refusalForNow(_ error: any Error) -> String? {
         switch error {

@@ -6,7 +6,7 @@ import POSIXSupport
 // The reader thread's routing of what the server sends: replies to their waiters (and late
 // replies to nobody's), pushes to the mirror, and the synchronous requests of a handshake.
 // Reader thread only.
-extension GameClient {
+extension ClientCore {
     func readJSON(_ connection: BlockingLineSocket, timeoutMilliseconds: Int) throws -> JSONValue {
         guard let bytes = try connection.readLine(timeoutMilliseconds: timeoutMilliseconds) else {
             throw ClientError.protocolViolation(Self.closedByServer)
