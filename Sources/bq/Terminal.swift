@@ -15,6 +15,9 @@ final class Terminal: @unchecked Sendable {
     private var drawn: Editing?
     /// No more typing will be read (the process is ending): no prompt is drawn again.
     private var inputEnded = false
+    /// `editing` changed since it was drawn, and is drawn once no more typing waits to be read:
+    /// a paste is drawn once, not once per byte (each a clear and a draw of the whole line).
+    private var redrawOwed = false
     /// Said before Ctrl-C ends the process.
     private var onInterrupt: (@Sendable () -> Void)?
 
@@ -172,16 +175,25 @@ final class Terminal: @unchecked Sendable {
             let action = after.edit.feed(byte)
             editing = after
             switch action {
-            case .echo(let bytes):
+            case .echo(let bytes) where !redrawOwed:
                 try? FileHandle.standardOutput.write(contentsOf: Data(bytes))
                 drawn = after
             case .redraw where !Self.movesCursor:
                 redrawWithoutMoves(drawn ?? before, after)
                 drawn = after
-            case .redraw:
+            case .echo, .redraw:
+                redrawOwed = true
+            case .none: break
+            case .done, .endOfInput, .interrupt, .suspend:
+                // What stays on the screen is the line as typed before this key ended it.
+                if redrawOwed {
+                    clear(drawn ?? before)
+                    draw(before)
+                }
+            }
+            if redrawOwed, !TerminalIO.inputArrives(within: 0) {
                 clear(drawn ?? before)
                 draw(after)
-            case .none, .done, .endOfInput, .interrupt, .suspend: break
             }
             return (action, after.edit.isAwaitingEscape)
         }
@@ -211,6 +223,7 @@ final class Terminal: @unchecked Sendable {
             }
             editing = nil
             drawn = nil
+            redrawOwed = false
             writeOut("\n")
         }
     }
@@ -285,6 +298,7 @@ final class Terminal: @unchecked Sendable {
             if let editing { clear(drawn ?? editing) }
             editing = nil
             drawn = nil
+            redrawOwed = false
             inputEnded = true
             RawInput.typingDropped()
         }
@@ -294,6 +308,7 @@ final class Terminal: @unchecked Sendable {
     private func draw(_ shown: Editing) {
         guard !inputEnded else { return }
         drawn = shown
+        redrawOwed = false
         writeOut(shown.prompt)
         try? FileHandle.standardOutput.write(contentsOf: Data(shown.edit.typed))
         // Back from the end of the typing to the character the cursor is on.

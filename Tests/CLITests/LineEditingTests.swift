@@ -136,6 +136,30 @@ import Testing
         #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
     }
 
+    /// A paste into the middle of the line is drawn once it is all in, not once per byte (each
+    /// drawing clears the typing and writes it whole again: pages of text took minutes).
+    @Test func aPasteIntoTheLineIsDrawnOnceItIsAllIn() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let mia = try TerminalProcess(["play"] + server.address + ["--character", "mia"], home: try makeTemporaryDirectory())
+        #expect(mia.screen.waitFor("Type help for commands."), "\(mia.errors.text)")
+        #expect(mia.screen.waitFor("> "))
+        // "ami", the cursor back at its start: what comes now goes into the line, not at its end.
+        mia.type("ami\u{01}")
+        #expect(mia.screen.waitFor("\r\u{1B}[J> ami\r\u{1B}[2C"), "\(mia.screen.text.suffix(300).debugDescription)")
+        let clearsBefore = mia.screen.text.components(separatedBy: "\u{1B}[J").count
+        // 400 characters pasted in one write, then Ctrl-U takes them back off; "who" makes "whoami".
+        mia.type(String(repeating: "x", count: 400) + "\u{15}")
+        mia.type("who\r")
+        #expect(mia.screen.waitFor("You are Mia (birthday)."), "\(mia.screen.text.suffix(300).debugDescription)")
+        let clears = mia.screen.text.components(separatedBy: "\u{1B}[J").count - clearsBefore
+        // A handful: the pty may hand the paste over in a few pieces, each drawn once.
+        #expect(clears < 50, "the typing was cleared and drawn \(clears) times")
+        #expect(mia.screen.waitFor("> "))
+        mia.type("\u{04}")
+        #expect(mia.waitForExit() == 0, "\(mia.errors.text)")
+    }
+
     /// A character of several bytes typed with the cursor in a row's last column: the line is
     /// cleared from the row it is on, not one above (which would rub out the line before it).
     @Test func aCharacterTypedAtARowsEndClearsFromItsOwnRow() throws {
