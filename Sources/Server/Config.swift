@@ -51,10 +51,17 @@ public struct ServerConfig: Sendable, Equatable {
     /// Whether a config file, the environment or a flag named the seed; only an unnamed default
     /// that is missing falls back to the seed built into the executable.
     public var seedIsNamed = false
+    /// `host:port` as people and URLs write it: an IPv6 address in brackets.
+    public static func addressText(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
     /// The game a request means when it names none.
     public var defaultGame = "main"
-    /// Every game this server holds; each is seeded on first launch.
-    public var games = ["main"]
+    /// The games this server holds besides `defaultGame`; each is seeded on first launch. None
+    /// by default: a server whose default game is renamed holds that game alone, not also an
+    /// unplayed `main` whose free organizer could read the seed's gifts.
+    public var games: [String] = []
     /// From config or BQ_ADMIN_KEY; when nil the server makes one in the data directory.
     public var adminKey: String?
     public var synchronous: SyncMode = .full

@@ -19,7 +19,8 @@ public enum ConfigLoader {
     }
 
     public static let settings: [Setting] = [
-        string("host", "BQ_HOST", "address to listen on") { $0.host = $1 },
+        // An IPv6 address may come as URLs write it, in brackets (`[::1]`).
+        string("host", "BQ_HOST", "address to listen on") { $0.host = $1.hasPrefix("[") && $1.hasSuffix("]") && $1.count > 2 ? String($1.dropFirst().dropLast()) : $1 },
         int("port", "BQ_PORT", "TCP port (0 picks a free one)", 0...65_535) { $0.port = $1 },
         string("data", "BQ_DATA", "data directory: the SQLite log and the admin key file") { $0.dataDirectory = $1 },
         string("seed", "BQ_SEED", "seed file for games without events") {
@@ -37,6 +38,9 @@ public enum ConfigLoader {
                     guard case .string(let name) = item, !name.isEmpty else { throw ConfigError("games must be a list of names") }
                     return try gameName(name, of: "games")
                 }
+            case .string(let list) where list.trimmingSpaces.isEmpty:
+                // The environment's way to say none, over a config file's list.
+                config.games = []
             case .string(let list):
                 let names = list.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
                 // `a,,b` is a slip, as `["a", "", "b"]` is in a file.
@@ -48,7 +52,7 @@ public enum ConfigLoader {
         string("admin_key", "BQ_ADMIN_KEY", "organizer console key; made in the data directory when unset") { $0.adminKey = $1 },
         Setting(key: "synchronous", environment: "BQ_SYNCHRONOUS", help: "full (default: a commit survives power loss), normal or off") { config, value throws(ConfigError) in
             guard case .string(let raw) = value, let mode = SyncMode(rawValue: raw.lowercased()) else {
-                throw ConfigError("synchronous must be \"full\", \"normal\" or \"off\"")
+                throw ConfigError("synchronous must be \"full\", \"normal\" or \"off\", got \(value.excerpt(40))")
             }
             config.synchronous = mode
         },

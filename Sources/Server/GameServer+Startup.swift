@@ -14,7 +14,7 @@ extension GameServer {
         guard !FileManager.default.fileExists(atPath: config.databasePath) else { return }
         if !seed.isBuiltIn, !FileManager.default.isReadableFile(atPath: config.seedPath), !config.seedPath.hasPrefix("/") {
             throw ServerError.startup("\(config.seedPath): cannot read the seed file (a relative path is read from the "
-                + "working directory, \(FileManager.default.currentDirectoryPath))")
+                + "working directory, \(FileManager.default.currentDirectoryPath); with no seed named, the copy built into bq is used)")
         }
         _ = try seed.content()
     }
@@ -248,11 +248,18 @@ extension GameServer {
 
     /// An address this machine does not have is a typo or an old address (the router gave the
     /// machine another): said in those words, with the ones it has.
+    /// A host name that resolves to nothing is said as such, not as the resolver's call.
     static func listenError(_ error: UVError, host: String, port: Int) -> any Error {
-        guard error.isAddressNotAvailable else { return error }
+        let address = ServerConfig.addressText(host: host, port: port)
         let own = externalInterfaceAddresses()
-        return ServerError.startup("Cannot listen on \(host):\(port): this machine has no address \(host)"
-            + (own.isEmpty ? "" : " (it has \(own.joined(separator: ", ")), and 127.0.0.1; 0.0.0.0 is all of them)"))
+        let theOnesItHas = own.isEmpty ? "" : " (it has \(own.joined(separator: ", ")), and 127.0.0.1; 0.0.0.0 is all of them)"
+        if error.isAddressNotAvailable {
+            return ServerError.startup("cannot listen on \(address): this machine has no address \(host)" + theOnesItHas)
+        }
+        if error.isUnknownHost {
+            return ServerError.startup("cannot listen on \(address): no host is known by the name \(host)" + theOnesItHas)
+        }
+        return error
     }
 
     /// The log file, created its owner's alone; SQLite gives the WAL and its index the log's own

@@ -44,6 +44,8 @@ public struct UVError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isCancelled: Bool { code == UV_ECANCELED.rawValue }
     /// A bind to an address this machine does not have.
     public var isAddressNotAvailable: Bool { code == UV_EADDRNOTAVAIL.rawValue }
+    /// A host name the resolver knows nothing of (not a failure to reach the resolver).
+    public var isUnknownHost: Bool { code == UV_EAI_NONAME.rawValue }
 }
 
 /// Turns a libuv status into a typed throw; libuv reports failure as a negative return value.

@@ -9,7 +9,7 @@ import Server
 /// `verify`, `backup`), and the settings found there. Precedence: flags, then environment variables, then the config file, then
 /// built-in defaults.
 struct DataOptions: ParsableArguments {
-    @Option(help: "Data directory (default: the config's data, else ./data; bq serve creates it when missing).") var data: String?
+    @Option(help: "Data directory (default: BQ_DATA, else the config's data, else ./data; bq serve creates it when missing).") var data: String?
     @Option(help: "Config file (default config/server.json when present).") var config: String?
 
     /// The settings, or, when any source has a bad one, a line naming it on stderr and exit
@@ -53,13 +53,16 @@ struct DataOptions: ParsableArguments {
         var result = ServerConfig()
         let path = config ?? (FileManager.default.fileExists(atPath: "config/server.json") ? "config/server.json" : nil)
         if let path {
+            guard !path.isEmpty else { throw ConfigError("--config: the path is empty") }
             guard let data = FileManager.default.contents(atPath: path) else {
                 // Why, as the system says it: a path mistyped and a file not readable ask for different fixes.
-                let reason = readabilityError(of: path) ?? "it could not be read"
+                let isDirectory = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+                let reason = isDirectory ? "it is a directory" : readabilityError(of: path) ?? "it could not be read"
                 throw ConfigError("\(path): cannot read the config file (\(reason))")
             }
             let json: JSONValue
-            let bytes = Array(data)
+            // A byte order mark, which some editors put first, says nothing here.
+            let bytes = Array(data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...])
             do {
                 json = try JSONParser.parse(bytes)
             } catch {
@@ -69,7 +72,7 @@ struct DataOptions: ParsableArguments {
             }
             // JSON lets a name come twice, and the last would win without a word.
             var seen = Set<String>()
-            for name in JSONParser.memberNames(Array(data)) ?? [] where !seen.insert(name).inserted {
+            for name in JSONParser.memberNames(bytes) ?? [] where !seen.insert(name).inserted {
                 throw ConfigError("\(path): \"\(name)\" is set twice")
             }
             try ConfigLoader.apply(file: json, path: path, to: &result)

@@ -58,8 +58,7 @@ struct Serve: ParsableCommand {
         } catch {
             // The one start-up failure an organizer meets on a working machine, said for them.
             if let failure = error as? UVError, failure.name == "EADDRINUSE" {
-                let address = config.host.contains(":") ? "[\(config.host)]:\(config.port)" : "\(config.host):\(config.port)"
-                try? FileHandle.standardError.write(contentsOf: Data(("bq serve: cannot listen on \(address): "
+                try? FileHandle.standardError.write(contentsOf: Data(("bq serve: cannot listen on \(ServerConfig.addressText(host: config.host, port: config.port)): "
                     + "the port is in use (a bq serve already running? another port with --port)\n").utf8))
                 throw ExitCode(1)
             }
@@ -72,7 +71,7 @@ struct Serve: ParsableCommand {
         // with them blocked, which would otherwise never see them).
         unblockSignals(GameServer.stopSignals.map(\.0))
         // The one line scripts and tests wait for.
-        try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(config.host):\(server.port)\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("listening on \(ServerConfig.addressText(host: config.host, port: server.port))\n".utf8))
         // A setting that guards the gifts is said, so that a misspelt variable does not leave
         // the organizer believing it is on.
         if config.claimsNeedPIN {
@@ -80,7 +79,7 @@ struct Serve: ParsableCommand {
         }
         // "0.0.0.0" is no address to give the players: the ones this machine has are. A socket
         // on 0.0.0.0 takes IPv4 alone, so only those; one on "::" takes both.
-        if ["0.0.0.0", "::", "[::]"].contains(config.host) {
+        if ["0.0.0.0", "::"].contains(config.host) {
             let addresses = externalInterfaceAddresses(includingIPv6: config.host != "0.0.0.0")
             let said = addresses.isEmpty
                 ? "listening on every interface, but this machine has no address other machines could use"

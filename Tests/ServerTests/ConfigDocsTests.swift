@@ -33,6 +33,27 @@ import Testing
         #expect(throws: ConfigError.self) { try ConfigLoader.apply(environment: ["BQ_PORT": "many"], to: &other) }
     }
 
+    /// Naming a default game alone holds that game alone: not also an unplayed `main`, whose
+    /// free organizer could read the seed's gifts. An empty `BQ_GAMES` says none over a file.
+    @Test func aDefaultGameAloneIsTheOnlyGameHeld() throws {
+        var config = ServerConfig()
+        try ConfigLoader.apply(environment: ["BQ_DEFAULT_GAME": "city"], to: &config)
+        #expect(config.games.isEmpty && config.defaultGame == "city")
+        var listed = ServerConfig()
+        try ConfigLoader.apply(file: ["games": ["lake", "hill"]], path: "x.json", to: &listed)
+        try ConfigLoader.apply(environment: ["BQ_GAMES": ""], to: &listed)
+        #expect(listed.games.isEmpty)
+    }
+
+    /// An IPv6 address may be written as in a URL; said back the same way.
+    @Test func aBracketedIPv6HostIsTheAddressInside() throws {
+        var config = ServerConfig()
+        try ConfigLoader.apply(flags: ["host": "[::1]"], to: &config)
+        #expect(config.host == "::1")
+        #expect(ServerConfig.addressText(host: config.host, port: 4747) == "[::1]:4747")
+        #expect(ServerConfig.addressText(host: "127.0.0.1", port: 4747) == "127.0.0.1:4747")
+    }
+
     /// The environment has only text: a text setting takes digits as they are written (a game
     /// "007", an admin key with leading zeros), and only a number setting reads them as one.
     @Test func digitsInTheEnvironmentStayTextForTextSettings() throws {

@@ -24,6 +24,9 @@ import Testing
             (["--config", "typo.json"], [:], #"bq serve: typo.json: unknown setting "prot""#),
             (["--config", "broken.json"], [:], "bq serve: broken.json: not valid JSON: unexpected character '}' at byte 18 (line 3, column 1)"),
             (["--config", "missing.json"], [:], "bq serve: missing.json: cannot read the config file (No such file or directory)"),
+            (["--config", ""], [:], "bq serve: --config: the path is empty"),
+            (["--config", "."], [:], "bq serve: .: cannot read the config file (it is a directory)"),
+            ([], ["BQ_SYNCHRONOUS": "fast"], #"bq serve: BQ_SYNCHRONOUS: synchronous must be "full", "normal" or "off", got "fast""#),
             ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
             (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
             ([], ["BQ_CLAIMS_NEED_PIN": "yes"], #"bq serve: BQ_CLAIMS_NEED_PIN: claims_need_pin must be true or false (or 1 or 0), got "yes""#),
@@ -55,6 +58,15 @@ import Testing
         let verify = try BQRun.run(["verify", "--data", data, "--config", "typo.json"], workingDirectory: dir.path)
         #expect(verify.ending == .exited(64))
         #expect(verify.stderr.hasPrefix(#"bq verify: typo.json: unknown setting "prot""#), "\(verify.stderr)")
+    }
+
+    /// Some editors begin a file with a byte order mark: no reason to refuse it.
+    @Test func aConfigFileWithAByteOrderMarkIsRead() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        try Data([0xEF, 0xBB, 0xBF] + Array(#"{"data": "elsewhere"}"#.utf8)).write(to: URL(fileURLWithPath: dir.path + "/bom.json"))
+        let verify = try BQRun.run(["verify", "--config", "bom.json"], workingDirectory: dir.path)
+        #expect(verify.stderr.contains("no event log at elsewhere/"), "the file's data setting was read: \(verify.stderr)")
     }
 
     /// A port another process holds stops the start before the log, the key or the seeded game
