@@ -16,9 +16,8 @@ struct DataOptions: ParsableArguments {
     /// 64 before anything is opened or made.
     func load(command: String, flags: [String: JSONValue] = [:]) throws -> ServerConfig {
         do {
-            let config = try settings(flags: flags)
             // A misspelt variable would otherwise be ignored without a word (a `BQ_DATA` typo
-            // reads the default directory).
+            // reads the default directory); said first, since it may be why another is refused.
             let environment = ProcessInfo.processInfo.environment
             let readElsewhere: Set = [Terminal.plainInputVariable]
             for name in ConfigLoader.unknownVariables(in: environment, readElsewhere: readElsewhere) {
@@ -26,7 +25,7 @@ struct DataOptions: ParsableArguments {
                 try? FileHandle.standardError.write(contentsOf: Data(
                     "bq \(command): warning: \(name) is set but is no setting (\(meant)docs/configuration.md lists them): ignored\n".utf8))
             }
-            return config
+            return try settings(flags: flags)
         } catch {
             try? FileHandle.standardError.write(contentsOf: Data("bq \(command): \(error)\n".utf8))
             throw ExitCode.validationFailure

@@ -60,6 +60,17 @@ import Testing
         #expect(verify.stderr.hasPrefix(#"bq verify: typo.json: unknown setting "prot""#), "\(verify.stderr)")
     }
 
+    /// A misspelt variable is said even when another setting stops the start: it may be why.
+    @Test func aMisspeltVariableIsSaidBesideTheRefusal() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        let serve = try BQRun.run(["serve", "--data", dir.path + "/data"], workingDirectory: dir.path,
+                                  environment: ["BQ_PORT": "x", "BQ_PROT": "4800"])
+        #expect(serve.ending == .exited(64), "\(serve.stderr)")
+        #expect(serve.stderr.contains("warning: BQ_PROT is set but is no setting (did you mean BQ_PORT?"), "\(serve.stderr)")
+        #expect(serve.stderr.contains(#"bq serve: BQ_PORT: port must be an integer from 0 to 65535, got "x""#), "\(serve.stderr)")
+    }
+
     /// Some editors begin a file with a byte order mark: no reason to refuse it.
     @Test func aConfigFileWithAByteOrderMarkIsRead() throws {
         let dir = try TempDirectory()
