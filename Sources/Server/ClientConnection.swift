@@ -1,5 +1,6 @@
 import Domain
 import JSON
+import POSIXSupport
 import Protocol
 import UV
 
@@ -20,6 +21,13 @@ final class ClientConnection {
     private var outbound: [UInt8] = []
     private var phase = Phase.open
     private var reading = Reading.on
+    /// The loop thread's time taken by this connection's lines in a loop turn (`GameServer.turn`):
+    /// past `GameServer.turnBudgetNanoseconds` it reads and starts nothing more until a later
+    /// turn, so that one peer's costly lines (a script pipelining `events`, lines of JSON slow
+    /// to parse) cannot keep every other player waiting for the loop.
+    private var turnWork = (turn: UInt64(0), nanoseconds: UInt64(0))
+    /// It has work left for a later turn, and the server knows (`GameServer.putOff`).
+    private var awaitsLaterTurn = false
 
     /// The peer network this connection counts against (nil for a loopback peer, not limited).
     let countedNetwork: String?
@@ -75,16 +83,54 @@ final class ClientConnection {
     private func received(_ bytes: [UInt8]) {
         guard !isClosing else { return }
         lastActivity = server.steadyNow
-        for line in framer.feed(bytes) {
+        var began = monotonicNanoseconds()
+        let lines = framer.feed(bytes)
+        for line in lines {
             guard !isClosing else { return }
             switch line {
             case .tooLong:
+                charge(since: began)
                 accept(.refusal(nil, ProtocolError(.lineTooLong, "Line longer than \(server.config.limits.maxLineBytes) bytes")))
             case .line(let bytes):
-                accept(incoming(line: bytes))
+                let request = incoming(line: bytes)
+                charge(since: began)
+                accept(request)
             }
+            began = monotonicNanoseconds()
         }
+        charge(since: began)
         pauseReadingIfBusy()
+    }
+
+    // MARK: Sharing the loop thread
+
+    private var hasTurnBudget: Bool {
+        // At shutdown every line is answered at once (`unavailable`, cheaply), before `bye`.
+        server.shuttingDown || turnWork.turn != server.turn || turnWork.nanoseconds < GameServer.turnBudgetNanoseconds
+    }
+
+    /// Counts the loop thread's time since `start` against this turn's budget.
+    private func charge(since start: UInt64) {
+        let spent = monotonicNanoseconds() &- start
+        if turnWork.turn == server.turn {
+            turnWork.nanoseconds &+= spent
+        } else {
+            turnWork = (server.turn, spent)
+        }
+    }
+
+    /// Out of this turn's budget with work left: the server takes it up in a later turn.
+    private func putOff() {
+        guard !awaitsLaterTurn, !isClosing else { return }
+        awaitsLaterTurn = true
+        server.putOff(self)
+    }
+
+    /// A later turn: starts what waited, and reads again.
+    func takeUpPutOffWork() {
+        awaitsLaterTurn = false
+        guard !isClosing else { return }
+        pump()
     }
 
     private func incoming(line: [UInt8]) -> Incoming {
@@ -162,9 +208,16 @@ final class ClientConnection {
                 progress = true
             }
             if pipeline.hasTooManyBadLines { return sayGoodbye(.tooManyErrors) }
-            while !isClosing, !isOwedTooMuch, let started = pipeline.startNext() {
+            while !isClosing, !isOwedTooMuch {
+                guard hasTurnBudget else {
+                    if pipeline.waitingCount > 0 { putOff() }
+                    break
+                }
+                guard let started = pipeline.startNext() else { break }
                 if case .request(let request, let slot) = started {
+                    let began = monotonicNanoseconds()
                     server.handle(request, from: self, target: ReplyTarget(connection: self, slot: slot))
+                    charge(since: began)
                 }
                 progress = true
             }
@@ -275,15 +328,21 @@ final class ClientConnection {
     }
 
     private func pauseReadingIfBusy() {
-        if reading == .on, pipeline.count >= server.config.limits.maxPendingRequests || isOwedTooMuch {
+        guard reading == .on else { return }
+        if pipeline.count >= server.config.limits.maxPendingRequests || isOwedTooMuch {
             reading = .paused
             tcp.stopReading()
+        } else if !hasTurnBudget {
+            reading = .paused
+            tcp.stopReading()
+            putOff()
         }
     }
 
     private func resumeReadingIfIdle() {
         if reading == .paused, !isClosing, pipeline.count <= server.config.limits.maxPendingRequests / 2,
            tcp.queuedWriteBytes <= server.config.limits.maxQueuedBytes {
+            guard hasTurnBudget else { return putOff() }
             reading = .on
             tcp.startReading()
         }

@@ -37,6 +37,17 @@ public final class GameServer {
     private var wakeup: AsyncWakeup!
     private var inbox: Inbox<CommitOutcome>!
     private var turnHook: LoopTurnHook!
+    /// Takes up the work of connections that used their share of a turn (`putOff`).
+    private var putOffWork: LoopIdleWork!
+    /// Connections with lines or reading put off to a later turn, in the order they ran out.
+    private var putOffConnections: [ClientConnection] = []
+    /// Counts loop turns (ended by `flushDirty`): each connection's share of the loop thread is
+    /// counted per turn.
+    private(set) var turn: UInt64 = 0
+    /// A connection's share of the loop thread in one turn, reading and starting its lines;
+    /// at least one line starts whatever it costs. About 50 commands, or one `events` page of
+    /// a thousand events, at a time: a whole turn of 50 busy players stays a few milliseconds.
+    static let turnBudgetNanoseconds: UInt64 = 2_000_000
     private var signals: [SignalWatcher] = []
     private var idleTimer: LoopTimer?
     /// Reports the tail of a burst of throttled warnings (`LogThrottle`).
@@ -203,6 +214,7 @@ public final class GameServer {
         rebuildWakeup?.close()
         stopWakeup?.close()
         turnHook?.close()
+        putOffWork?.close()
         for signal in signals { signal.close() }
         idleTimer?.close()
         logTimer?.close()
@@ -218,6 +230,7 @@ public final class GameServer {
         wakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainCompletions() }
         inbox = Inbox(wakeup: wakeup.sender)
         turnHook = try LoopTurnHook(loop: loop) { [unowned self] in self.flushDirty() }
+        putOffWork = try LoopIdleWork(loop: loop) { [unowned self] in self.takeUpPutOffWork() }
         stopWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.beginShutdown(reason: "stop requested") }
         stopper = ServerStopper(wakeup: stopWakeup.sender)
         // SIGHUP: the terminal the organizer started the server from was closed (a laptop's
@@ -416,6 +429,20 @@ public final class GameServer {
 
     func markDirty(_ connection: ClientConnection) { dirty.append(connection) }
 
+    /// `connection` has used its share of this turn with work left: it is taken up once the
+    /// other sockets have been polled, and the loop does not wait for I/O meanwhile.
+    func putOff(_ connection: ClientConnection) {
+        putOffConnections.append(connection)
+        putOffWork.start()
+    }
+
+    private func takeUpPutOffWork() {
+        let batch = putOffConnections
+        putOffConnections = []
+        putOffWork.stop()
+        for connection in batch { connection.takeUpPutOffWork() }
+    }
+
     /// One write per connection per loop turn: replies and patches gathered. Lines a
     /// connection held back for its unread output may start once that is written, and what
     /// they produce (replies, commands for the writer) goes out in this same turn: the loop
@@ -429,6 +456,7 @@ public final class GameServer {
             for connection in batch { connection.startHeldLines() }
         } while !dirty.isEmpty
         handAppendsToWriter()
+        turn &+= 1
     }
 
     /// Now, for idle timing and guess lockouts: never steps back or jumps with the wall clock.

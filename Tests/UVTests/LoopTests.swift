@@ -68,6 +68,27 @@ struct LoopTests {
         expectLoopClosesCleanly(loop)
     }
 
+    @Test("idle work runs once per turn while started, keeps the loop turning, and lets it end once stopped")
+    func idleWorkRunsWhileStarted() throws {
+        let loop = try EventLoop()
+        var turns = 0
+        var runs = 0
+        let hook = try LoopTurnHook(loop: loop) { turns += 1 }
+        var work: LoopIdleWork?
+        work = try LoopIdleWork(loop: loop) {
+            runs += 1
+            if runs == 3 { work?.stop() }
+        }
+        work?.start()
+        work?.start()  // idempotent
+        loop.run()  // nothing else is active: only the started work keeps the loop going
+        #expect(runs == 3)
+        #expect(turns >= 3, "a turn for each run")
+        work?.close()
+        hook.close()
+        expectLoopClosesCleanly(loop)
+    }
+
     @Test("a signal watcher receives SIGUSR1 sent to the process on the loop thread")
     func signalWatcher() throws {
         let loop = try EventLoop()
