@@ -1,3 +1,4 @@
+import Dispatch
 import JSON
 
 /// A connection to a BirthdayQuest server that survives server restarts.
@@ -7,13 +8,15 @@ import JSON
 /// with backoff, signs in again with the saved credentials, resubscribes with `since` and re-sends
 /// every request still waiting for its reply (mutations keep their original idempotency key, so
 /// each is applied exactly once). Any thread may call `send`/`request`; they block only the
-/// caller. Observers run on the reader thread and must not wait for a reply (the reader could
-/// not read it): hand work to another thread instead.
+/// caller. Event observers, and line observers of received lines, run on the reader thread and
+/// must not wait for a reply (the reader could not read it): hand work to another thread
+/// instead. A line observer of a sent line runs on the sending thread while it holds the
+/// client's write lock: it must neither send nor `close()`.
 ///
 /// Lifetime: the reader thread works for a `ClientCore`, never for this handle, so a client
-/// nobody holds any more closes itself (`deinit`), as `close()` would: its connection, reader
-/// and reconnects end with it. An observer that captures the client holds it, and keeps it
-/// open until `close()`.
+/// nobody holds any more closes itself, as `close()` would: its connection, reader and
+/// reconnects end with it. A `PendingRequest` kept, or an observer that captures the client,
+/// holds it, and keeps it open until `close()`.
 public final class GameClient: Sendable {
     let core: ClientCore
 
@@ -35,7 +38,12 @@ public final class GameClient: Sendable {
         return GameClient(core: core)
     }
 
-    deinit { core.close() }
+    /// On another thread: the last reference may go inside an observer, whose thread holds
+    /// what `close` waits for (the reader's end, or the write lock for a sent line's observer).
+    deinit {
+        let core = self.core
+        DispatchQueue.global().async { core.close() }
+    }
 
     // MARK: Observing
 
@@ -124,7 +132,7 @@ public final class GameClient: Sendable {
 
 /// A request sent with `GameClient.send`; `wait` blocks for its reply.
 public struct PendingRequest: Sendable {
-    /// Held, so that a request still awaited keeps its client open.
+    /// Held, so that a request kept (to wait for, or waited for) keeps its client open.
     let client: GameClient
     let id: Int
     /// The op sent.

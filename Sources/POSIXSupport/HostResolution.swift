@@ -23,9 +23,11 @@ public struct AddressError: Error, Sendable, Equatable, CustomStringConvertible 
 
 /// An IPv4 or IPv6 literal, or a host name the system resolver knows, as a socket address.
 /// "localhost" means 127.0.0.1 without asking the resolver, which may well answer ::1 first
-/// while the server listens on IPv4 only.
+/// while the server listens on IPv4 only. An IPv6 literal may come in brackets, as the server's
+/// "listening on [::1]:4747" writes it.
 public func socketAddress(host: String, port: Int) throws(AddressError) -> sockaddr_storage {
     guard (0...65535).contains(port) else { throw AddressError(kind: .invalid, detail: "port \(port) out of range") }
+    let host = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 ? String(host.dropFirst().dropLast()) : host
     if let literal = literalAddress(host == "localhost" ? "127.0.0.1" : host, port: port) { return literal }
     guard isHostName(host) else { throw AddressError(kind: .invalid, detail: "not an IP address or a host name: \(host)") }
     return try resolve(host: host, port: port)

@@ -91,7 +91,8 @@ extension GameServer {
             logger.warning("""
                 the log holds \(unserved.count == 1 ? "a game" : "games") this server does not serve: \
                 \(unserved.joined(separator: ", ")) (kept, as every event is; name \(unserved.count == 1 ? "it" : "them") in games, \
-                or BQ_GAMES, to serve \(unserved.count == 1 ? "it" : "them") again)
+                or BQ_GAMES, to serve \(unserved.count == 1 ? "it" : "them") again; a game nobody plays is best left unserved: \
+                its free organizer reads every gift of the seed)
                 """)
         }
         for game in served {

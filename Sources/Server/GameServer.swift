@@ -189,7 +189,7 @@ public final class GameServer {
                 """)
         }
         let games = hubs.sorted { $0.key < $1.key }.map { "\($0.key) at version \($0.value.durable.version)" }.joined(separator: ", ")
-        logger.notice("serving \(games) from \(config.databasePath) on \(config.host):\(port)")
+        logger.notice("serving \(games) from \(config.databasePath) on \(ServerConfig.addressText(host: config.host, port: port))")
     }
 
     /// A start that failed half-way (the port taken, say) gives back what it had opened: the

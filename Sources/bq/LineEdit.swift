@@ -62,6 +62,8 @@ struct LineEdit {
 
     /// An ESC was read and what follows it may still be on its way.
     var isAwaitingEscape: Bool { escape == .started }
+    /// A character is being put in mid-line and still lacks bytes: not to be drawn yet.
+    var isInsideACharacter: Bool { cursor > 0 && cursor < typed.count && endsInsideACharacter(cursor) }
 
     /// Nothing followed the ESC in time: it was the Escape key alone, and the next key is a key.
     mutating func escapeAlone() {

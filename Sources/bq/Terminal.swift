@@ -191,7 +191,7 @@ final class Terminal: @unchecked Sendable {
                     draw(before)
                 }
             }
-            if redrawOwed, !TerminalIO.inputArrives(within: 0) {
+            if redrawOwed, !after.edit.isInsideACharacter, !TerminalIO.inputArrives(within: 0) {
                 clear(drawn ?? before)
                 draw(after)
             }

@@ -89,6 +89,28 @@ import Testing
         #expect(fake.closings.wait(timeout: .now() + 20) == .success, "the connection of a client let go of is still open")
     }
 
+    /// The last reference may go inside one of the client's observers, on a thread holding what
+    /// closing waits for (a sent ping's observer runs under the write lock): the observer
+    /// returns, and the client still closes.
+    @Test func aClientLetGoOfInsideAnObserverStillCloses() throws {
+        let fake = FakeServer { request in [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]] }
+        defer { fake.stop() }
+        var options = fastOptions()
+        options.silenceBeforeProbe = 0.2
+        let holder = ClientHolder(try GameClient.connect(port: fake.port, options: options))
+        let returned = DispatchSemaphore(value: 0)
+        holder.client?.onLine { line, outgoing in
+            guard outgoing, line.contains(#""ping""#), holder.client != nil else { return }
+            do {
+                let last = holder.take()
+                _ = last  // the only reference left, let go of here
+            }
+            returned.signal()
+        }
+        #expect(returned.wait(timeout: .now() + 20) == .success, "the observer never returned")
+        #expect(fake.closings.wait(timeout: .now() + 20) == .success, "the client let go of inside its observer is still open")
+    }
+
     /// A request still awaited holds its client: letting go of the client right after sending
     /// does not cost the reply.
     @Test func aRequestStillAwaitedKeepsItsClientOpen() throws {
@@ -633,5 +655,24 @@ final class PingCounter: @unchecked Sendable {
             if !condition.wait(until: deadline) { return count >= wanted }
         }
         return true
+    }
+}
+
+/// Holds a client so that a test can let go of it from another thread.
+private final class ClientHolder: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var held: GameClient?
+
+    init(_ client: GameClient) { held = client }
+
+    var client: GameClient? { lock.withLock { held } }
+
+    /// The client, no longer held here.
+    func take() -> GameClient? {
+        lock.withLock {
+            defer { held = nil }
+            return held
+        }
     }
 }

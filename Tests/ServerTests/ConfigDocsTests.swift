@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import POSIXSupport
 import Server
 import Testing
 
@@ -52,6 +53,8 @@ import Testing
         #expect(config.host == "::1")
         #expect(ServerConfig.addressText(host: config.host, port: 4747) == "[::1]:4747")
         #expect(ServerConfig.addressText(host: "127.0.0.1", port: 4747) == "127.0.0.1:4747")
+        // And a client (`bq play --host`) takes the address as the server said it.
+        #expect(Int32(try socketAddress(host: "[::1]", port: 4747).ss_family) == AF_INET6)
     }
 
     /// The environment has only text: a text setting takes digits as they are written (a game
