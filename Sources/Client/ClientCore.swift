@@ -50,8 +50,8 @@ final class ClientCore: Sendable {
         // A reconnect waiting for a server's hello may wait on one that never says it.
         connecting?.shutdownBoth()
         writeLock.unlock()
-        // The reader itself (an observer that closed, or let go of the last handle) cannot
-        // wait for its own end: it comes once the observer returns.
+        // The reader itself (an event observer that closed the client) cannot wait for its own
+        // end: it comes once the observer returns.
         let onReader = state.withLock { $0.readerThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
         if wasClosing || onReader { return }
         state.wait(seconds: 2) { state, expired in state.readerDone || expired ? () : nil }

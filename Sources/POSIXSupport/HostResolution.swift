@@ -27,7 +27,7 @@ public struct AddressError: Error, Sendable, Equatable, CustomStringConvertible 
 /// "listening on [::1]:4747" writes it.
 public func socketAddress(host: String, port: Int) throws(AddressError) -> sockaddr_storage {
     guard (0...65535).contains(port) else { throw AddressError(kind: .invalid, detail: "port \(port) out of range") }
-    let host = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 ? String(host.dropFirst().dropLast()) : host
+    let host = withoutBrackets(host)
     if let literal = literalAddress(host == "localhost" ? "127.0.0.1" : host, port: port) { return literal }
     guard isHostName(host) else { throw AddressError(kind: .invalid, detail: "not an IP address or a host name: \(host)") }
     return try resolve(host: host, port: port)
@@ -118,4 +118,10 @@ public func resolve(host: String, port: Int) throws(AddressError) -> sockaddr_st
         }
     }
     return storage
+}
+
+/// A host as written in a URL (`[::1]`, the brackets keeping an IPv6 address apart from its
+/// port), without the brackets; any other host as it is.
+public func withoutBrackets(_ host: String) -> String {
+    host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 ? String(host.dropFirst().dropLast()) : host
 }

@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import JSON
+import POSIXSupport
 
 /// Builds a ServerConfig over its defaults from three sources: the config file, then
 /// environment variables, then command-line flags (the caller applies flags last). Every
@@ -20,7 +21,7 @@ public enum ConfigLoader {
 
     public static let settings: [Setting] = [
         // An IPv6 address may come as URLs write it, in brackets (`[::1]`).
-        string("host", "BQ_HOST", "address to listen on") { $0.host = $1.hasPrefix("[") && $1.hasSuffix("]") && $1.count > 2 ? String($1.dropFirst().dropLast()) : $1 },
+        string("host", "BQ_HOST", "address to listen on") { $0.host = withoutBrackets($1) },
         int("port", "BQ_PORT", "TCP port (0 picks a free one)", 0...65_535) { $0.port = $1 },
         string("data", "BQ_DATA", "data directory: the SQLite log and the admin key file") { $0.dataDirectory = $1 },
         string("seed", "BQ_SEED", "seed file for games without events") {

@@ -45,8 +45,8 @@ public final class GameServer {
     /// counted per turn.
     private(set) var turn: UInt64 = 0
     /// A connection's share of the loop thread in one turn, reading and starting its lines;
-    /// at least one line starts whatever it costs. About 50 commands, or one `events` page of
-    /// a thousand events, at a time: a whole turn of 50 busy players stays a few milliseconds.
+    /// at least one line starts whatever it costs. A few hundred commands, or one `events` page
+    /// of a thousand events, at a time; the load benchmarks' connections never reach it.
     static let turnBudgetNanoseconds: UInt64 = 2_000_000
     private var signals: [SignalWatcher] = []
     private var idleTimer: LoopTimer?
