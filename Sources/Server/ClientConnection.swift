@@ -366,6 +366,11 @@ final class ClientConnection {
         hangUp()
     }
 
+    /// What waits in the socket's write queue for the peer to take it.
+    var queuedWriteBytes: Int { tcp.queuedWriteBytes }
+    /// Closed at once already: its queue is being given up.
+    var isGivingUpWrites: Bool { tcp.isGivingUpWrites }
+
     func closeNow() {
         phase.advance(to: .closing)
         tcp.close()

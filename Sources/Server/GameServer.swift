@@ -456,7 +456,28 @@ public final class GameServer {
             for connection in batch { connection.startHeldLines() }
         } while !dirty.isEmpty
         handAppendsToWriter()
+        if loop.queuedWriteBytes > config.limits.maxTotalQueuedBytes { closeConnectionsOwingTheMost() }
         turn &+= 1
+    }
+
+    /// Memory held for peers that do not take what they are sent is bounded per connection
+    /// (`max_queued_bytes`), and in all here: many such peers (from many addresses, or this
+    /// machine) would otherwise hold as much as they like. The ones owing the most are closed,
+    /// without `bye` (they would not read it), until the rest are within the bound; a real
+    /// client that was only slow reconnects and resumes, its changes resent under their keys.
+    private func closeConnectionsOwingTheMost() {
+        let budget = config.limits.maxTotalQueuedBytes
+        let owing = connections.values.filter { $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites }
+        var total = owing.reduce(0) { $0 + $1.queuedWriteBytes }
+        for connection in owing.sorted(by: { $0.queuedWriteBytes > $1.queuedWriteBytes }) where total > budget {
+            total -= connection.queuedWriteBytes
+            if let count = throttled.record(.memoryShed, now: loop.nowMilliseconds) {
+                logger.warning("connection closed: more than max_total_queued_bytes (\(budget)) waits for clients that do not read",
+                               metadata: ["peer": "\(connection.peer)", "owed": "\(connection.queuedWriteBytes)",
+                                          "since_last_logged": "\(count)"])
+            }
+            connection.closeNow()
+        }
     }
 
     /// Now, for idle timing and guess lockouts: never steps back or jumps with the wall clock.

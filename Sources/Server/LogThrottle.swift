@@ -50,6 +50,7 @@ struct LogThrottle {
 enum ThrottledWarning: CaseIterable {
     case commitFailed, commitUncertain, acceptFailed, crowdedNetwork, serverFull
     case wrongAdminKey, closedAdminSignIn, wrongPIN, closedClaim, changeOverBudget, requestOverBudget, unusableSnapshot
+    case memoryShed
 
     var level: Logger.Level {
         switch self {
@@ -74,6 +75,7 @@ enum ThrottledWarning: CaseIterable {
         case .changeOverBudget: "more changes refused over changes_per_second"
         case .requestOverBudget: "more requests refused over requests_per_second"
         case .unusableSnapshot: "more resumes replayed from the first event past a snapshot that cannot be used"
+        case .memoryShed: "more connections closed over max_total_queued_bytes"
         }
     }
 }

@@ -12,6 +12,9 @@ public final class EventLoop {
     /// single-threaded and each read callback copies the bytes out before the next read starts.
     let readBuffer: UnsafeMutablePointer<CChar>
     private var isClosed = false
+    /// Bytes handed to `write` on any of this loop's TCP connections whose write callback has
+    /// not run yet: what the loop holds for peers that have not taken it.
+    public internal(set) var queuedWriteBytes = 0
 
     /// Bytes offered to libuv for each read.
     static let readBufferSize = 64 * 1024

@@ -66,6 +66,8 @@ public final class TCPConnection: HandleOwner {
 
     /// True until `close()`, `closeAfterFlush()`, EOF or an error.
     public var isOpen: Bool { state == .open }
+    /// Closed or closing at once: what is queued is being given up, not sent.
+    public var isGivingUpWrites: Bool { state == .closing || state == .closed }
 
     private init(loop: EventLoop) throws(UVError) {
         self.loop = loop
@@ -235,10 +237,12 @@ public final class TCPConnection: HandleOwner {
             return
         }
         queuedWriteBytes += pending.byteCount
+        loop.queuedWriteBytes += pending.byteCount
     }
 
     private func writeFinished(_ pending: PendingWrite, status: Int32) {
         queuedWriteBytes -= pending.byteCount
+        loop.queuedWriteBytes -= pending.byteCount
         let error = status < 0 ? UVError(code: status, operation: "uv_write to \(peerDescription)") : nil
         pending.completion?(error)
         if let error, !error.isCancelled {

@@ -35,6 +35,43 @@ import Testing
         try server.stop()
     }
 
+    /// Many such clients hold a bounded share in all: past `max_total_queued_bytes` the ones
+    /// owing the most are closed, and a client that reads is served as before.
+    @Test func manyClientsThatDoNotReadAreClosedPastTheServersWholeBound() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // Each greedy client is owed some 16 KiB and more past its socket's buffers (lines wait
+        // past 4 x 4 KiB, each reply a 20 KB view): ten of them owe over twice the 64 KiB bound.
+        let server = try ServerHarness(dataDirectory: dir.path) {
+            $0.limits.maxQueuedBytes = 4_096
+            $0.limits.maxTotalQueuedBytes = 65_536
+        }
+        defer { try? server.stop() }
+        let ended = DispatchSemaphore(value: 0)
+        var greedy: [TestClient] = []
+        for _ in 1...10 {
+            let client = try server.connect(receiveBufferBytes: 4_096)
+            _ = try client.signInAsAdmin()
+            try client.sendRaw(Array((1...300).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))
+            greedy.append(client)
+        }
+        let reader = try server.connect()
+        _ = try reader.signInAsAdmin()
+        _ = try reader.ok("adjust_points", ["delta": 1, "reason": "meanwhile"])
+        // Each greedy client reads now, on its own thread: a closed one comes to its end.
+        for client in greedy {
+            // The thread holds the client, so that its socket stays open while it reads: the
+            // server's stop at the end of the test ends the ones still open.
+            Thread {
+                // Nil at the end, or at a reset: either way, closed.
+                while (try? client.socket.readLine(timeoutMilliseconds: 30_000)) != nil {}
+                ended.signal()
+            }.start()
+        }
+        #expect(ended.wait(timeout: .now() + 20) == .success, "no client that did not read was closed")
+        #expect(try reader.ok("ping")["version"] != nil, "the client that reads is still served")
+    }
+
     /// Two replies of a whole view each go past the bound in one read, and reading pauses;
     /// a socket that takes them whole sends no drain callback, and nothing is left waiting.
     @Test func readingResumesOnceOutputThatPausedItWasWrittenWhole() throws {
