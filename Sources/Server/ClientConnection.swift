@@ -155,8 +155,12 @@ final class ClientConnection {
     /// read it: a client that pipelines reads and never reads their replies would otherwise have
     /// every line of a read answered, a whole view each, into memory. They start again when the
     /// socket drains. At shutdown every line is answered (`unavailable`, a few bytes) before `bye`.
+    /// While everything owed to all connections passes `max_total_queued_bytes`, a connection
+    /// owed anything starts nothing more until it is written: many peers that do not read
+    /// would otherwise each gather their own bound within one turn, before any is closed.
     private var isOwedTooMuch: Bool {
-        !server.shuttingDown && outbound.count + tcp.queuedWriteBytes > server.config.limits.maxQueuedBytes * 4
+        let owed = outbound.count + tcp.queuedWriteBytes
+        return !server.shuttingDown && (owed > server.config.limits.maxQueuedBytes * 4 || owed > 0 && server.isOwedTooMuchInAll)
     }
 
     /// Starts held lines, and reads again, once the output that held them has gone to a socket
@@ -318,11 +322,13 @@ final class ClientConnection {
         guard !isClosing else { return }
         if outbound.isEmpty { server.markDirty(self) }
         outbound += bytes
+        server.gatheredBytes += bytes.count
     }
 
     /// Called once per loop turn for connections with something to send.
     func flush() {
         guard !outbound.isEmpty else { return }
+        server.gatheredBytes -= outbound.count
         tcp.write(outbound)
         outbound = []
     }

@@ -59,6 +59,10 @@ public final class GameServer {
     private var stopWakeup: AsyncWakeup!
     private var connections: [ObjectIdentifier: ClientConnection] = [:]
     private var dirty: [ClientConnection] = []
+    /// Bytes gathered this turn for the connections' single writes, not yet handed to them.
+    var gatheredBytes = 0
+    /// Everything owed to all connections, gathered or queued, passes `max_total_queued_bytes`.
+    var isOwedTooMuchInAll: Bool { gatheredBytes + loop.queuedWriteBytes > config.limits.maxTotalQueuedBytes }
     /// Commands decided this loop turn, for the writer in one hand-over.
     private var appendsThisTurn: [(request: AppendRequest, game: String, seq: UInt64)] = []
     private var nextConnectionNumber = 0
