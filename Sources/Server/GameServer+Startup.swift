@@ -253,7 +253,8 @@ extension GameServer {
     static func listenError(_ error: UVError, host: String, port: Int) -> any Error {
         let address = ServerConfig.addressText(host: host, port: port)
         let own = externalInterfaceAddresses()
-        let theOnesItHas = own.isEmpty ? "" : " (it has \(own.joined(separator: ", ")), and 127.0.0.1; 0.0.0.0 is all of them)"
+        let (loopback, every) = host.contains(":") ? ("::1", "::") : ("127.0.0.1", "0.0.0.0")
+        let theOnesItHas = own.isEmpty ? "" : " (it has \(own.joined(separator: ", ")), and \(loopback); \(every) is all of them)"
         if error.isAddressNotAvailable {
             return ServerError.startup("cannot listen on \(address): this machine has no address \(host)" + theOnesItHas)
         }
