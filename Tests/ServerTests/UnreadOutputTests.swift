@@ -52,7 +52,7 @@ import Testing
         for _ in 1...10 {
             let client = try server.connect(receiveBufferBytes: 4_096)
             _ = try client.signInAsAdmin()
-            try client.sendRaw(Array((1...300).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))
+            try client.sendRaw(Array((1...300).map { PipeliningTests.line($0, "state") }.joined().utf8))
             greedy.append(client)
         }
         let reader = try server.connect()
@@ -142,7 +142,7 @@ import Testing
         }, steadyClock: { now.value })
         let greedy = try server.connect(receiveBufferBytes: 4_096)
         _ = try greedy.signInAsAdmin()
-        try greedy.sendRaw(Array((1...300).map { #"{"id":\#($0),"op":"state"}"# + "\n" }.joined().utf8))
+        try greedy.sendRaw(Array((1...300).map { PipeliningTests.line($0, "state") }.joined().utf8))
         let probe = try server.connect()
         _ = try probe.signInAsAdmin()   // the greedy lines were read (and held) by then
         now.update { $0 = 11_000 }
