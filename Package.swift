@@ -1,10 +1,10 @@
 // swift-tools-version: 6.2
 // BirthdayQuest server. Dependencies point one way, down to the C shims (the full graph and
 // why is in docs/architecture.md): Domain and JSON at the bottom, Views and Protocol on them;
-// EventLog on SQLite on CSQLite3, UV on CLibUV and POSIXSupport, POSIXSupport on nothing; Server on all of
-// those; Client on JSON, Protocol and POSIXSupport (beside Server, not on it); Benchmarks
-// (`bq bench`) on Client and the wrappers; the bq executable on the layers above the C shims
-// and SQLite (docs/architecture.md lists which).
+// EventLog on SQLite on CSQLite3, UV on CLibUV and POSIXSupport, POSIXSupport on CGlibcMalloc
+// alone; Server on all of those; Client on JSON, Protocol and POSIXSupport (beside Server, not
+// on it); Benchmarks (`bq bench`) on Client and the wrappers; the bq executable on the layers
+// above the C shims and SQLite (docs/architecture.md lists which).
 // Linux only: the system wrappers (UV, SQLite's test VFS, POSIXSupport) use Glibc.
 import PackageDescription
 
@@ -30,6 +30,8 @@ let package = Package(
         // C shims: the only way into libsqlite3 and libuv.
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        // glibc's malloc.h (`malloc_trim`), which the Glibc module leaves out.
+        .systemLibrary(name: "CGlibcMalloc"),
 
         // Pure layers: no I/O, no clock, no randomness.
         .target(name: "JSON", swiftSettings: safe),
@@ -45,7 +47,7 @@ let package = Package(
         .target(name: "EventLog", dependencies: ["SQLite", "CSQLite3"], swiftSettings: safe),
         // Plain POSIX, no libuv: addresses and the resolver, the clients' blocking socket, the
         // terminal's raw input, signal masks, the open-file limit, files written for their owner.
-        .target(name: "POSIXSupport", swiftSettings: strict),
+        .target(name: "POSIXSupport", dependencies: ["CGlibcMalloc"], swiftSettings: strict),
         .target(name: "UV", dependencies: ["CLibUV", "POSIXSupport"], swiftSettings: strict),
 
         // The product.

@@ -66,6 +66,9 @@ public final class GameServer {
     /// Commands decided this loop turn, for the writer in one hand-over.
     private var appendsThisTurn: [(request: AppendRequest, game: String, seq: UInt64)] = []
     private var nextConnectionNumber = 0
+    /// Looked at with the log reports: a queue for peers that fell by 32 MiB gives the freed
+    /// memory back to the system (`returnFreeMemoryToTheSystem`), at most every 10 s.
+    private var queueDrain = QueueDrainWatch(threshold: 32 << 20)
     /// Commits waiting on a writer that has stopped finishing them, said in the log.
     private var writerStall = WriterStallWatch(threshold: 5_000)
     /// Commits failed since the last one that succeeded, of each kind.
@@ -252,7 +255,10 @@ public final class GameServer {
             idleTimer = timer
         }
         let reporter = try LoopTimer(loop: loop)
-        reporter.start(afterMilliseconds: 10_000, repeatMilliseconds: 10_000) { [unowned self] in self.reportThrottledLogs() }
+        reporter.start(afterMilliseconds: 10_000, repeatMilliseconds: 10_000) { [unowned self] in
+            self.reportThrottledLogs()
+            self.returnMemoryFreedByPeers()
+        }
         logTimer = reporter
         resumeTimer = try LoopTimer(loop: loop)
         rebuildWakeup = try AsyncWakeup(loop: loop) { [unowned self] in self.drainRebuilds() }
@@ -418,6 +424,15 @@ public final class GameServer {
         }
     }
 
+    /// Ten seconds on, the connections that held the queue are gone or have read it, and their
+    /// memory is free: the trim, some milliseconds of this thread, comes once per such burst.
+    private func returnMemoryFreedByPeers() {
+        let queued = loop.queuedWriteBytes
+        guard queueDrain.hasDrainedMuch(queuedNow: queued) else { return }
+        let returned = returnFreeMemoryToTheSystem()
+        logger.debug("memory held for peers freed", metadata: ["queued_now": "\(queued)", "returned": "\(returned)"])
+    }
+
     func connectionClosed(_ connection: ClientConnection) {
         connection.detach()
         connections[ObjectIdentifier(connection)] = nil
@@ -461,6 +476,7 @@ public final class GameServer {
         } while !dirty.isEmpty
         handAppendsToWriter()
         if loop.queuedWriteBytes > config.limits.maxTotalQueuedBytes { closeConnectionsOwingTheMost() }
+        queueDrain.note(queued: loop.queuedWriteBytes)
         turn &+= 1
     }
 
