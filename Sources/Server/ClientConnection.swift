@@ -54,6 +54,12 @@ final class ClientConnection {
         if case .live(let version) = subscription { return version }
         return nil
     }
+    /// Subscribed, live or holding its patches: the contract promises it is never closed for
+    /// being slow.
+    var isSubscribed: Bool {
+        if case .none = subscription { return false }
+        return true
+    }
     /// Over its queued-bytes bound: its patches wait for a snapshot.
     var isHoldingPatches: Bool {
         if case .holding = subscription { return true }
@@ -286,7 +292,7 @@ final class ClientConnection {
     func push(_ bytes: [UInt8], version: Int) {
         guard viewer != nil, !isClosing else { return }
         if Self.holdsPatch(backlog: tcp.queuedWriteBytes, gathered: outbound.count, incoming: bytes.count,
-                           limit: server.config.limits.maxQueuedBytes) {
+                           limit: server.config.limits.maxQueuedBytes, allOwedTooMuch: server.isOwedTooMuchInAll) {
             subscription = .holding
             return
         }
@@ -296,9 +302,12 @@ final class ClientConnection {
 
     /// The bound is on the socket's backlog, and a hold starts only while there is one: only
     /// then does a drain callback come to end it (a write the kernel takes whole calls nothing
-    /// back). A patch bigger than the bound still goes to an idle socket.
-    static func holdsPatch(backlog: Int, gathered: Int, incoming: Int, limit: Int) -> Bool {
-        backlog > 0 && backlog + gathered + incoming > limit
+    /// back). A patch bigger than the bound still goes to an idle socket. While everything owed
+    /// to all connections passes `max_total_queued_bytes`, any backlog holds: a subscriber is
+    /// never closed for being slow (the contract's promise), so many slow ones are bounded by
+    /// taking their patches, which a snapshot replaces, not by taking their connections.
+    static func holdsPatch(backlog: Int, gathered: Int, incoming: Int, limit: Int, allOwedTooMuch: Bool) -> Bool {
+        backlog > 0 && (allOwedTooMuch || backlog + gathered + incoming > limit)
     }
 
     private func drained() {

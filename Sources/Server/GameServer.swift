@@ -485,9 +485,11 @@ public final class GameServer {
     /// machine) would otherwise hold as much as they like. The ones owing the most are closed,
     /// without `bye` (they would not read it), until the rest are within the bound; a real
     /// client that was only slow reconnects and resumes, its changes resent under their keys.
+    /// Subscribers are not closed (the contract promises it): what they owe stops growing,
+    /// since nothing past a backlog is sent to them or started for them meanwhile.
     private func closeConnectionsOwingTheMost() {
         let budget = config.limits.maxTotalQueuedBytes
-        let owing = connections.values.filter { $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites }
+        let owing = connections.values.filter { $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites && !$0.isSubscribed }
         var total = owing.reduce(0) { $0 + $1.queuedWriteBytes }
         for connection in owing.sorted(by: { $0.queuedWriteBytes > $1.queuedWriteBytes }) where total > budget {
             total -= connection.queuedWriteBytes

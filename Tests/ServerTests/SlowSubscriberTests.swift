@@ -110,3 +110,39 @@ import Testing
         #expect(phone.problems == [])
     }
 }
+
+/// Past `max_total_queued_bytes`, clients that do not read are closed; subscribers are not (the
+/// contract promises a slow subscriber is never disconnected): their patches are held instead,
+/// and each converges through a snapshot once it reads.
+@Suite struct SlowSubscribersPastTheWholeBoundTests {
+    @Test func manySlowSubscribersAreHeldNotClosed() throws {
+        let dir = try TempDirectory()
+        defer { dir.remove() }
+        // Forty subscribers, each held once it owes 4 KiB, owe well over the 64 KiB bound between them.
+        let server = try ServerHarness(dataDirectory: dir.path) { config in
+            config.limits.maxQueuedBytes = 4_096
+            config.limits.maxTotalQueuedBytes = 65_536
+            config.limits.requestsPerSecond = 1_000_000
+        }
+        defer { try? server.stop() }
+        let admin = try server.connect()
+        try admin.ok("admin", ["key": .string(ServerHarness.adminKey)])
+        var slow: [TestClient] = []
+        for number in 1...40 {
+            let client = try server.connect(receiveBufferBytes: 4096)
+            client.label = "slow \(number)"
+            try client.ok("admin", ["key": .string(ServerHarness.adminKey)])
+            try client.subscribe()
+            slow.append(client)
+        }
+        let finalVersion = try SlowSubscriberTests.commit(0..<3_000, on: admin)
+        for client in slow {
+            while client.mirrorVersion < finalVersion {
+                guard try client.readMessage() != nil else { throw HarnessError("\(client.label) was closed") }
+            }
+            try client.checkMirror(step: "caught up")
+            #expect(client.problems == [])
+        }
+        #expect(slow.contains { $0.snapshots >= 2 }, "no subscriber was held: the test did not reach the bound")
+    }
+}
