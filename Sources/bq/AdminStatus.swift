@@ -18,7 +18,7 @@ struct AdminStatus: AdminOperation {
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {
-        try AdminScreens.fetchStatus(context, events: events)
+        try AdminScreens.fetchStatus(context, events: events, columns: Terminal.columns)
     }
 }
 
@@ -248,8 +248,9 @@ enum AdminScreens {
                 // Cut to the screen like the events below: a player's long title would wrap the rows under it away.
                 let title = dare["title"]?.stringValue ?? ""
                 let beside = columns.map { $0 - head.terminalColumns - 2 } ?? title.terminalColumns
-                // A phone's screen leaves no room beside the row: the title goes under it.
-                let under = beside < Self.shortestTitleShown
+                // A phone's screen leaves no room beside the row: the title goes under it. Without a
+                // width (a pipe), nothing is cut, a short title included.
+                let under = columns != nil && beside < Self.shortestTitleShown
                 let room = under ? (columns ?? 0) - 6 : beside
                 let quoted = "“" + (title.terminalColumns <= room ? title : fitted(title, max(2, room))) + "”"
                 lines += under ? [String(head.dropLast(2)), "    " + quoted] : [head + quoted]

@@ -183,6 +183,8 @@ import Testing
         #expect(notADare.err.contains("secret dare: only its author edits it"), "\(notADare.err)")
         // An edit with nothing new sends nothing: no event for the log.
         let before = try BQProcess.run(["admin", "status"] + server.adminFlags)
+        // Piped, with no width to fit: a short title is shown whole (it was cut to "C…").
+        #expect(before.out.contains("by priya    draft      “Cartwheel”"), "\(before.out)")
         let same = try BQProcess.run(["admin", "edit-challenge", "c02"] + server.adminFlags)
         #expect(same.status == 0, "\(same.err)")
         #expect(same.out.contains("Nothing to change: challenge c02 already has these values."), "\(same.out)")
