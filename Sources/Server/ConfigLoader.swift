@@ -104,7 +104,7 @@ public enum ConfigLoader {
     public static func apply(environment: [String: String], to config: inout ServerConfig) throws(ConfigError) {
         for setting in settings {
             guard let raw = environment[setting.environment] else { continue }
-            let value: JSONValue = setting.isNumber ? Int(raw).map { .int($0) } ?? .string(raw) : .string(raw)
+            let value: JSONValue = setting.isNumber ? Self.digits(raw).map { .int($0) } ?? .string(raw) : .string(raw)
             do {
                 try setting.apply(&config, value)
             } catch {
@@ -195,6 +195,13 @@ public enum ConfigLoader {
             default: throw ConfigError("\(key) must be true or false (or 1 or 0), got \(value.excerpt(40))")
             }
         }
+    }
+
+    /// A number in the environment is written as digits alone, as configuration.md says: `Int`
+    /// would also take a sign (`BQ_PORT=+4800`), which no other place that reads these accepts.
+    private static func digits(_ raw: String) -> Int? {
+        guard !raw.isEmpty, raw.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return Int(raw)
     }
 
     private static func int(_ key: String, _ environment: String, _ help: String, _ range: ClosedRange<Int>,

@@ -28,6 +28,7 @@ import Testing
             (["--config", "."], [:], "bq serve: .: cannot read the config file (it is a directory)"),
             ([], ["BQ_SYNCHRONOUS": "fast"], #"bq serve: BQ_SYNCHRONOUS: synchronous must be "full", "normal" or "off", got "fast""#),
             ([], ["BQ_MAX_CONNECTIONS": "0"], "bq serve: BQ_MAX_CONNECTIONS: max_connections must be an integer from 1"),
+            ([], ["BQ_PORT": "+4800"], #"bq serve: BQ_PORT: port must be an integer from 0 to 65535, got "+4800""#),
             (["--host", ""], [:], "bq serve: --host: host must be a non-empty string"),
             ([], ["BQ_CLAIMS_NEED_PIN": "yes"], #"bq serve: BQ_CLAIMS_NEED_PIN: claims_need_pin must be true or false (or 1 or 0), got "yes""#),
             (["--config", "twice.json"], [:], #"bq serve: twice.json: "port" is set twice"#),
