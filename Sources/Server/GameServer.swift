@@ -485,11 +485,17 @@ public final class GameServer {
     /// machine) would otherwise hold as much as they like. The ones owing the most are closed,
     /// without `bye` (they would not read it), until the rest are within the bound; a real
     /// client that was only slow reconnects and resumes, its changes resent under their keys.
-    /// Subscribers are not closed (the contract promises it): what they owe stops growing,
-    /// since nothing past a backlog is sent to them or started for them meanwhile.
+    /// A subscriber is not closed for being slow (the contract promises it): what it owes stops
+    /// growing, since nothing past a backlog is sent to it or started for it meanwhile. Its
+    /// patches stop at its own bound, and one whole view (a snapshot when it drains) may come on
+    /// top; one that owes three times the bound has asked for replies it does not read (lines
+    /// wait past four times it), and is closed like any such client.
     private func closeConnectionsOwingTheMost() {
         let budget = config.limits.maxTotalQueuedBytes
-        let owing = connections.values.filter { $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites && !$0.isSubscribed }
+        let slowSubscriberOwesAtMost = 3 * config.limits.maxQueuedBytes
+        let owing = connections.values.filter {
+            $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites && (!$0.isSubscribed || $0.queuedWriteBytes > slowSubscriberOwesAtMost)
+        }
         var total = owing.reduce(0) { $0 + $1.queuedWriteBytes }
         for connection in owing.sorted(by: { $0.queuedWriteBytes > $1.queuedWriteBytes }) where total > budget {
             total -= connection.queuedWriteBytes

@@ -36,7 +36,7 @@ import Testing
     }
 
     /// Many such clients hold a bounded share in all: past `max_total_queued_bytes` the ones
-    /// owing the most are closed, and a client that reads is served as before.
+    /// owing the most are closed, subscribed or not, and a client that reads is served as before.
     @Test func manyClientsThatDoNotReadAreClosedPastTheServersWholeBound() throws {
         let dir = try TempDirectory()
         defer { dir.remove() }
@@ -49,9 +49,11 @@ import Testing
         defer { try? server.stop() }
         let ended = DispatchSemaphore(value: 0)
         var greedy: [TestClient] = []
-        for _ in 1...10 {
+        for number in 1...10 {
             let client = try server.connect(receiveBufferBytes: 4_096)
             _ = try client.signInAsAdmin()
+            // A subscriber is not closed for its patches, but is for replies it does not read.
+            if number.isMultiple(of: 2) { try client.subscribe() }
             try client.sendRaw(Array((1...300).map { PipeliningTests.line($0, "state") }.joined().utf8))
             greedy.append(client)
         }
@@ -59,16 +61,22 @@ import Testing
         _ = try reader.signInAsAdmin()
         _ = try reader.ok("adjust_points", ["delta": 1, "reason": "meanwhile"])
         // Each greedy client reads now, on its own thread: a closed one comes to its end.
-        for client in greedy {
+        let endedNumbers = LockedBox<[Int]>([])
+        for (index, client) in greedy.enumerated() {
             // The thread holds the client, so that its socket stays open while it reads: the
             // server's stop at the end of the test ends the ones still open.
             Thread {
                 // Nil at the end, or at a reset: either way, closed.
                 while (try? client.socket.readLine(timeoutMilliseconds: 30_000)) != nil {}
+                endedNumbers.update { $0.append(index + 1) }
                 ended.signal()
             }.start()
         }
-        #expect(ended.wait(timeout: .now() + 20) == .success, "no client that did not read was closed")
+        var subscriberClosed = false
+        while !subscriberClosed, ended.wait(timeout: .now() + 20) == .success {
+            subscriberClosed = endedNumbers.value.contains { $0.isMultiple(of: 2) }
+        }
+        #expect(subscriberClosed, "no subscriber that did not read its replies was closed; closed: \(endedNumbers.value)")
         #expect(try reader.ok("ping")["version"] != nil, "the client that reads is still served")
     }
 
