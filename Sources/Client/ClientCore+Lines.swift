@@ -109,7 +109,7 @@ extension ClientCore {
             }
             if message["ok"]?.boolValue == true {
                 let result = message["result"] ?? .object([:])
-                entry.settle(.success(Reply(op: entry.op, version: message["version"]?.intValue, result: result,
+                entry.settle(.success(Reply(op: entry.op, version: message["version"]?.versionNumber, result: result,
                                             replayed: message["replayed"]?.boolValue ?? false)))
                 switch entry.op {
                 case "claim": if let token = result["token"]?.stringValue { state.savedCredentials = .token(token) }
@@ -148,9 +148,9 @@ extension ClientCore {
                 state.defaultGame = message["game"]?.stringValue
                 events.append(.hello(server: message["server"]?.stringValue ?? "",
                                      game: message["game"]?.stringValue ?? "",
-                                     version: message["version"]?.intValue ?? 0))
+                                     version: message["version"]?.versionNumber ?? 0))
             case "snapshot":
-                if let version = message["version"]?.intValue, let view = message["state"] {
+                if let version = message["version"]?.versionNumber, let view = message["state"] {
                     state.mirror = view
                     state.mirrorVersion = version
                     state.resyncing = false
@@ -158,12 +158,13 @@ extension ClientCore {
                     events.append(.snapshot(version: version, view: view))
                 }
             case "patch":
-                let from = message["from"]?.intValue ?? -1
-                let to = message["to"]?.intValue ?? -1
+                let from = message["from"]?.versionNumber ?? -1
+                let to = message["to"]?.versionNumber ?? -1
                 if state.resyncing {
                     break
                 }
-                if let old = state.mirror, from == state.mirrorVersion,
+                // A patch never takes a view back (a resume's may stay at its version).
+                if let old = state.mirror, from == state.mirrorVersion, to >= from,
                    let ops = try? (message["ops"]?.arrayValue ?? []).map({ json throws(JSONPatchError) in try PatchOp(json: json) }),
                    let view = try? JSONPatch.apply(ops, to: old) {
                     state.mirror = view

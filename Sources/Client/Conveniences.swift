@@ -48,3 +48,13 @@ extension GameClient {
         return try request("characters", args).result["characters"]?.arrayValue ?? []
     }
 }
+
+extension JSONValue {
+    /// A game version as the server sends it: a count of events, never below 0. Anything else
+    /// (a faulty or foreign server's) is no version at all, so that arithmetic on versions, here
+    /// and in the programs that read them, cannot overflow.
+    public var versionNumber: Int? {
+        guard let number = intValue, number >= 0 else { return nil }
+        return number
+    }
+}

@@ -81,7 +81,7 @@ struct AdminLog: AdminOperation {
         var lines = events.map { AdminScreens.event($0, style: context.style) }
         // A page that stops short of the game's version says so: the change someone looks for
         // after a run with no answer is among the newest, not the first hundred.
-        if let shown = events.last?["version"]?.intValue, let version = reply.version, shown < version {
+        if let shown = events.last?["version"]?.intValue, shown >= 0, let version = reply.version, shown < version {
             lines.append(context.style.dim("… \(version - shown) newer event\(version - shown == 1 ? "" : "s"), up to version \(version): "
                 + "--after \(shown) for the next ones, --last N for the newest."))
         }

@@ -224,7 +224,8 @@ extension PlaySession {
             guard let answer = readInput("Your pick (number or id, or quit): ")?.trimmingCharacters(in: .whitespaces) else { return .failed }
             if answer.isEmpty { continue }
             if ["quit", "q", "exit"].contains(answer.lowercased()) { return .left }
-            if let number = Int(answer), offered.indices.contains(number - 1), let id = offered[number - 1]["id"]?.stringValue {
+            if let number = Int(answer), number >= 1, offered.indices.contains(number - 1),
+               let id = offered[number - 1]["id"]?.stringValue {
                 return .character(id)
             }
             if let id = Self.character(answer, in: characters) { return .character(id) }

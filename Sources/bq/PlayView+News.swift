@@ -43,14 +43,16 @@ extension PlayView {
             // Completions and unlocks explain themselves in the timeline ("+35 ✦", "-100 ✦");
             // an organizer's adjustment has no entry there (GAME.md), so what the new entries
             // do not explain is named here, also when one patch carries both.
-            let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 + Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
+            // Wrapping arithmetic: a faulty server's numbers may be anything, and a wrong sum
+            // shown is better than a client that stops (the real server's stay below 2^53).
+            let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 &+ Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
             // The person's own adjustments are their replies' to tell; the rest is someone else's.
-            let adjusted = points - old.points - explained - (own.adjustment ?? 0)
+            let adjusted = points &- old.points &- explained &- (own.adjustment ?? 0)
             pointsToldByReply += own.adjustment ?? 0
             if adjusted != 0 {
                 lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
             }
-            if !own.tellsPoints || points - old.points != pointsToldByReply { lines.append(pointsLine()) }
+            if !own.tellsPoints || points &- old.points != pointsToldByReply { lines.append(pointsLine()) }
         }
         if let day = game["day"]?.intValue, day != old.game["day"]?.intValue, day != own.day {
             lines.append("It is now day \(day).")
@@ -134,6 +136,6 @@ extension PlayView {
     static func pointsIn(subtitle: String?) -> Int {
         guard let subtitle, let sign = subtitle.first, sign == "+" || sign == "-", subtitle.hasSuffix(" ✦"),
               let amount = Int(subtitle.dropFirst().dropLast(2)) else { return 0 }
-        return sign == "+" ? amount : -amount
+        return sign == "+" ? amount : 0 &- amount
     }
 }

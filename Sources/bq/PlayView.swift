@@ -68,7 +68,8 @@ struct PlayView {
     func badgeLine() -> String {
         let unlocked = game["rewards_unlocked"]?.intValue ?? 0
         let total = game["rewards_total"]?.intValue ?? 0
-        let filled = total > 0 ? unlocked * 10 / total : 0
+        // Ten cells whatever the numbers: a faulty server's could be anything (12 of 9, -1, 2^63).
+        let filled = total > 0 ? Int(Double(min(max(unlocked, 0), total)) * 10 / Double(total)) : 0
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 10 - filled)
         if game["final_badge"]?.boolValue == true {
             return "Final badge: " + style.green("🏅 UNLOCKED") + " (\(unlocked)/\(total) rewards)"

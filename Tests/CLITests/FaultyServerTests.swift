@@ -1,0 +1,70 @@
+import Foundation
+import JSON
+import Testing
+
+/// A server of another version, a faulty one, or something else on the port may send numbers
+/// the real server never does: `bq` shows what it can and goes on, never stops on them.
+@Suite struct FaultyServerTests {
+    /// Answers as a server whose view and versions hold `game` and `version`.
+    static func server(game: [String: JSONValue], version: JSONValue) -> FakeServer {
+        var members = LiveNewsTests.view.objectValue ?? [:]
+        var fields = members["game"]?.objectValue ?? [:]
+        for (key, value) in game { fields[key] = value }
+        members["game"] = .object(fields)
+        let view = JSONValue.object(members)
+        return FakeServer { request in
+            let id = request["id"] ?? .null
+            switch request["op"]?.stringValue {
+            case "claim":
+                return [["id": id, "ok": true, "version": version, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+            case "admin":
+                return [["id": id, "ok": true, "version": version, "result": ["role": "admin"]]]
+            case "state":
+                return [["id": id, "ok": true, "version": version, "result": ["state": view]]]
+            case "subscribe":
+                return [["id": id, "ok": true, "version": version, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": version, "state": view]]
+            case "events":
+                return [["id": id, "ok": true, "version": version,
+                         "result": ["events": [["version": version, "type": "points_adjusted", "at": "2026-11-25T10:00:00Z",
+                                                "actor": "admin", "data": ["delta": 1, "reason": "r"]]]]]]
+            case "characters":
+                return [["id": id, "ok": true, "version": version, "result": ["characters": [
+                    ["id": "mia", "name": "Mia", "role": "birthday", "claimed": false],
+                ]]]]
+            default:
+                return [["id": id, "ok": true, "version": version, "result": [:]]]
+            }
+        }
+    }
+
+    @Test func aBadgeBarFromImpossibleCountsIsDrawn() throws {
+        for (unlocked, total) in [(12, 9), (-3, 9), (Int.max, 7), (Int.min, 7)] {
+            let fake = Self.server(game: ["rewards_unlocked": .int(unlocked), "rewards_total": .int(total)], version: 4)
+            defer { fake.stop() }
+            let home = try makeTemporaryDirectory()
+            let run = try BQProcess.run(["play", "--no-color", "--port", String(fake.port), "--character", "mia", "home"], home: home)
+            #expect(run.status == 0, "\(unlocked)/\(total): \(run.err)")
+            #expect(run.out.contains("Final badge: "), "\(unlocked)/\(total): \(run.out)")
+        }
+    }
+
+    @Test func theOrganizersToolsTakeAVersionBelowZeroForNone() throws {
+        let fake = Self.server(game: [:], version: .int(Int.min))
+        defer { fake.stop() }
+        for operation in [["status"], ["log", "--last", "5"], ["log"]] {
+            let run = try BQProcess.run(["admin"] + operation + ["--port", String(fake.port), "--key", "k"])
+            #expect(run.status == 0, "\(operation): \(run.err)")
+        }
+    }
+
+    @Test func aPickBeyondAnyNumberIsNoCharacter() throws {
+        let fake = Self.server(game: [:], version: 4)
+        defer { fake.stop() }
+        let run = try BQProcess.run(["play", "--no-color", "--port", String(fake.port)], home: try makeTemporaryDirectory(),
+                                    stdin: "-9223372036854775808\n0\n2\nquit\n")
+        #expect(run.status != nil, "bq play stopped on a signal: \(run.err)")
+        #expect(run.out.contains("No character -9223372036854775808: pick 1 to 1"), "\(run.out)")
+        #expect(run.out.contains("No character 0:"), "\(run.out)")
+    }
+}
