@@ -147,6 +147,7 @@ extension ClientCore {
         var heard = bootTimeNanoseconds()
         var probedAt: UInt64?
         var checked = heard
+        var goodbyeAt: UInt64?
         // The handshake may have brought views (a resubscribe's catching up).
         reportCaughtUpIfDrained(connection)
         while true {
@@ -159,6 +160,7 @@ extension ClientCore {
                 probedAt = nil
                 try handleLine(bytes, awaiting: nil)
                 reportCaughtUpIfDrained(connection)
+                if let lost = hungUpAfterGoodbye(now: heard, since: &goodbyeAt) { return lost }
                 // Pushes may keep the socket busy for ever; the server counts only what it receives.
                 keepAliveIfIdle()
                 // Lines may flow for ever too (pushes), so the overdue check runs between them,
@@ -171,6 +173,7 @@ extension ClientCore {
                 keepAliveIfIdle()
                 if let lost = probe(heard: heard, probedAt: &probedAt) { return lost }
                 checked = bootTimeNanoseconds()
+                if let lost = hungUpAfterGoodbye(now: checked, since: &goodbyeAt) { return lost }
                 if let lost = overdueReply(now: checked) { return lost }
                 continue
             } catch {
@@ -192,6 +195,19 @@ extension ClientCore {
             return state.viewsSinceCaughtUp
         }
         if due { emit([.caughtUp]) }
+    }
+
+    /// After a `bye` the server closes the connection once its last bytes are out, and the client
+    /// waits for that, sending nothing (the probe does not ping, requests wait for the next
+    /// connection). A server that said goodbye and then stayed (a faulty one, or a machine that
+    /// lost its network between the two) would hold the person offline for good: past
+    /// `probeTimeout` the client hangs up itself and connects again.
+    private func hungUpAfterGoodbye(now: UInt64, since goodbyeAt: inout UInt64?) -> String? {
+        guard !state.withLock({ $0.ready }) else { return nil }
+        let since = goodbyeAt ?? now
+        goodbyeAt = since
+        let waited = Double(now &- since) / 1e9
+        return waited >= options.probeTimeout ? "the server said goodbye but did not close the connection in \(Int(waited.rounded())) s" : nil
     }
 
     /// A connection silent for `silenceBeforeProbe` gets a ping; one still silent

@@ -136,3 +136,29 @@ import Testing
         #expect(reply.result["points"] == 5)
     }
 }
+
+/// `bye` comes before the server closes a connection; one that says it and stays would hold the
+/// client offline for good (it sends nothing after a goodbye, and waits for the close).
+@Suite struct GoodbyeWithoutCloseTests {
+    @Test func aServerThatSaysGoodbyeAndStaysIsLeftForANewConnection() throws {
+        let subscribes = CallCounter()
+        let fake = FakeServer { request in
+            let id = request["id"] ?? .null
+            guard request["op"] == "subscribe" else { return [["id": id, "ok": true, "version": 1, "result": [:]]] }
+            if subscribes.next() == 1 {
+                return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                        ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
+                        ["push": "bye", "reason": "server_shutdown"]]
+            }
+            return [["id": id, "ok": true, "version": 5, "result": ["mode": "snapshot"]],
+                    ["push": "snapshot", "version": 5, "state": ["game": ["points": 50]]]]
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.probeTimeout = 1
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        try client.subscribe()
+        #expect(client.waitForMirror(atLeast: 5, timeout: 20), "still on the first connection, at version \(client.version)")
+    }
+}
