@@ -263,10 +263,17 @@ final class LiveNews: @unchecked Sendable {
     }
 
     /// Keeps `item` to be told once no own change is outstanding, unless it is no newer than
-    /// what is held or told already. Holding `lock`.
+    /// what is held or told already. Holding `lock`. At most `mostViewsHeld`: past them the
+    /// oldest goes, and the next is told as everything since the view told before it (as a
+    /// burst is), so that a change left unanswered while the game moves fast (or a faulty server's
+    /// flood of views) cannot hold ever more memory.
     private func hold(_ item: (version: Int, view: JSONValue)) {
-        if item.version > (held.last?.version ?? version) { held.append(item) }
+        guard item.version > (held.last?.version ?? version) else { return }
+        held.append(item)
+        if held.count > Self.mostViewsHeld { held.removeFirst(held.count - Self.mostViewsHeld) }
     }
+
+    static let mostViewsHeld = 64
 
     /// Prints what changed since the view last told; false when nothing was printed (a change
     /// this person cannot see, a view older than the one told, news held, or not live yet). A

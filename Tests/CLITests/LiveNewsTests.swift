@@ -193,6 +193,29 @@ import Testing
         #expect(!mia.output.text.contains("Mia completed"), "\(mia.output.text)")
     }
 
+    /// News held while her change is on its way is bounded: past `LiveNews.mostViewsHeld` views
+    /// the oldest go, and the first told covers everything since the view told before it.
+    @Test func newsHeldForAnUnansweredChangeIsBounded() throws {
+        let fake = Self.miaServer(answering: "complete_challenge") { id in
+            var lines: [JSONValue] = [["push": "patch", "from": 1, "to": 2, "ops": Self.c02Completed(forced: false)]]
+            for step in 1...200 {
+                lines.append(["push": "patch", "from": .int(1 + step), "to": .int(2 + step), "ops": [
+                    ["op": "replace", "path": "/game/points", "value": .int(35 + step)],
+                    ["op": "replace", "path": "/game/earned", "value": .int(35 + step)]]])
+            }
+            return lines + [["id": id, "ok": true, "version": 2, "result": ["points": 35]]]
+        }
+        defer { fake.stop() }
+        let mia = try BQProcess(["play", "--port", String(fake.port), "--character", "mia", "--no-color"], home: try makeTemporaryDirectory())
+        #expect(mia.output.waitFor("Type help for commands."))
+        mia.send("complete c02 done")
+        #expect(mia.output.waitFor("The organizer adjusted the points: +137 ✦ in all"), "\(mia.output.text)")
+        #expect(mia.output.waitFor("Points: 235 ✦"), "\(mia.output.text)")
+        #expect(mia.finish() == 0)
+        let told = mia.output.text.components(separatedBy: "The organizer adjusted the points").count - 1
+        #expect(told == 64, "one line per view held, at most 64: \(told)")
+    }
+
     /// A command refused tells nothing of what it would have changed: the same change made by
     /// someone else in the meantime (why it was refused) is news.
     @Test func aRefusedCommandLeavesTheNewsWhole() throws {
