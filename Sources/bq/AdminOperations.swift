@@ -230,7 +230,8 @@ extension SavedItemOptions {
     func add(_ context: AdminContext) throws(ClientError) -> [String] {
         try check(base: nil)
         let reply = try context.change("save_\(Self.kind)", arguments(base: nil))
-        let id = reply.result[Self.kind]?.stringValue ?? "?"
+        // The server names the new item: shown as any text it sends, escaped.
+        let id = reply.result[Self.kind]?.stringValue?.terminalSafe ?? "?"
         return context.done("Added \(Self.kind) \(id).", reply) + notes(afterAdding: id)
     }
 

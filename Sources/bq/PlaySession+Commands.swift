@@ -227,11 +227,11 @@ extension PlaySession {
         case .success(.save(let title, let description, let points)):
             return mutate("save_secret", ["title": .string(title), "description": .string(description),
                                           "points": .int(points)]) { reply in
-                ["Saved your dare \(reply.result["challenge"]?.stringValue ?? "") as a draft. Type dare deliver when it is ready."]
+                ["Saved your dare \(reply.result["challenge"]?.stringValue?.terminalSafe ?? "") as a draft. Type dare deliver when it is ready."]
             }
         case .success(.deliver):
             return mutate("deliver_secret", [:]) { reply in
-                ["Delivered your dare \(reply.result["challenge"]?.stringValue ?? ""): it hides behind the ??? now."]
+                ["Delivered your dare \(reply.result["challenge"]?.stringValue?.terminalSafe ?? ""): it hides behind the ??? now."]
             }
         }
         return .ok

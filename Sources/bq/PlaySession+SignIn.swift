@@ -43,9 +43,10 @@ extension PlaySession {
             let reply = try client.auth(token: token)
             // A token signs into the game it was claimed in, whatever this run asked for: a
             // device file named for one game and used for another would play in the first.
-            if let landed = reply.result["game"]?.stringValue, let wanted = game ?? client.serverDefaultGame, landed != wanted {
-                refused("\(file.path) holds a session in game \(landed), not \(wanted) (the server's default game may have "
-                    + "changed): to play \(landed), start with --game \(landed) --device-file \(file.path); to play \(wanted), "
+            if let landedRaw = reply.result["game"]?.stringValue, let wanted = game ?? client.serverDefaultGame, landedRaw != wanted {
+                let landed = landedRaw.terminalSafe
+                refused("\(file.path) holds a session in game \(landed), not \(wanted.terminalSafe) (the server's default game may have "
+                    + "changed): to play \(landed), start with --game \(landed) --device-file \(file.path); to play \(wanted.terminalSafe), "
                     + "name another file with --device-file")
                 return .refused
             }

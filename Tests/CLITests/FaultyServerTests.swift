@@ -28,6 +28,9 @@ import Testing
                 return [["id": id, "ok": true, "version": version,
                          "result": ["events": [["version": version, "type": "points_adjusted", "at": "2026-11-25T10:00:00Z",
                                                 "actor": "admin", "data": ["delta": 1, "reason": "r"]]]]]]
+            case "save_challenge":
+                // An id no real server makes: a terminal's commands (set the title, clear the screen).
+                return [["id": id, "ok": true, "version": version, "result": ["challenge": "c9\u{1B}]0;owned\u{07}\u{1B}[2J"]]]
             case "characters":
                 return [["id": id, "ok": true, "version": version, "result": ["characters": [
                     ["id": "mia", "name": "Mia", "role": "birthday", "claimed": false],
@@ -66,5 +69,14 @@ import Testing
         #expect(run.status != nil, "bq play stopped on a signal: \(run.err)")
         #expect(run.out.contains("No character -9223372036854775808: pick 1 to 1"), "\(run.out)")
         #expect(run.out.contains("No character 0:"), "\(run.out)")
+    }
+
+    @Test func anIdTheServerNamesReachesTheTerminalEscaped() throws {
+        let fake = Self.server(game: [:], version: 4)
+        defer { fake.stop() }
+        let added = try BQProcess.run(["admin", "add-challenge", "--port", String(fake.port), "--key", "k", "--title", "T",
+                                       "--description", "D", "--points", "5", "--difficulty", "easy", "--category", "social"])
+        #expect(!added.out.contains("\u{1B}") && !added.out.contains("\u{07}"), "\(added.out.debugDescription)")
+        #expect(added.out.contains("Added challenge c9^[]0;owned^G^[[2J."), "\(added.out.debugDescription) \(added.err)")
     }
 }
