@@ -77,7 +77,7 @@ struct Play: ParsableCommand {
             let rawLines: (@Sendable (String, Bool) -> Void)?
             if json {
                 rawLines = { line, outgoing in
-                    if !outgoing { terminal.line(line) }
+                    if !outgoing { terminal.line(line.jsonLineTerminalSafe) }
                 }
             } else {
                 rawLines = nil

@@ -14,19 +14,44 @@ extension String {
     /// none starts at the margin where the program's own lines do.
     var terminalSafeLines: String { escapedForTerminal(keepingNewlines: true) }
 
-    private func escapedForTerminal(keepingNewlines: Bool) -> String {
-        func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-            switch scalar.value {
-            case 0x0A: return !keepingNewlines
-            case 0x00...0x1F, 0x7F...0x9F: return true
-            // Bidirectional marks, embeddings, overrides and isolates.
-            case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
-            // The line and paragraph separators (a line break to some terminals and viewers),
-            // and the byte-order mark, which shows as nothing.
-            case 0x2028, 0x2029, 0xFEFF: return true
-            default: return false
+    /// A protocol line as `bq play --json` prints it. A line of JSON stays the same JSON to a
+    /// program reading it, with what a terminal would act on or show out of order written as
+    /// `\u` escapes (JSON escapes the other control characters in its strings itself, and allows
+    /// none outside them but white space); a line that is not JSON (a faulty server's, something
+    /// else on the port) is escaped as text.
+    var jsonLineTerminalSafe: String {
+        guard (try? JSONParser.parse(Array(utf8))) != nil else { return terminalSafe }
+        guard unicodeScalars.contains(where: { Self.drivesTerminal($0, keepingNewlines: false) }) else { return self }
+        var shown = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 {
+                // White space between tokens (a tab, a carriage return): a space means the same.
+                shown += " "
+            } else if Self.drivesTerminal(scalar, keepingNewlines: true) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                shown += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            } else {
+                shown.unicodeScalars.append(scalar)
             }
         }
+        return shown
+    }
+
+    private static func drivesTerminal(_ scalar: Unicode.Scalar, keepingNewlines: Bool) -> Bool {
+        switch scalar.value {
+        case 0x0A: return !keepingNewlines
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        // Bidirectional marks, embeddings, overrides and isolates.
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        // The line and paragraph separators (a line break to some terminals and viewers),
+        // and the byte-order mark, which shows as nothing.
+        case 0x2028, 0x2029, 0xFEFF: return true
+        default: return false
+        }
+    }
+
+    private func escapedForTerminal(keepingNewlines: Bool) -> String {
+        func needsEscape(_ scalar: Unicode.Scalar) -> Bool { Self.drivesTerminal(scalar, keepingNewlines: keepingNewlines) }
         guard unicodeScalars.contains(where: needsEscape) else { return self }
         var shown = ""
         shown.reserveCapacity(utf8.count + 8)

@@ -79,4 +79,27 @@ import Testing
         #expect(!added.out.contains("\u{1B}") && !added.out.contains("\u{07}"), "\(added.out.debugDescription)")
         #expect(added.out.contains("Added challenge c9^[]0;owned^G^[[2J."), "\(added.out.debugDescription) \(added.err)")
     }
+
+    /// `--json` prints the protocol's lines for programs; on a terminal, what would drive it
+    /// (a faulty server's bytes, or a player's text in a view) is escaped, the JSON's meaning kept.
+    @Test func rawLinesForProgramsCannotDriveTheTerminal() throws {
+        let fake = FakeServer(afterHello: { connection in
+            [["push": "note", "text": "a\u{9B}2Jb\u{202E}c"]] + (connection == 1 ? [FakeServer.raw("\u{1B}]0;owned\u{07} not JSON")] : [])
+        }) { request in
+            let id = request["id"] ?? .null
+            return [["id": id, "ok": true, "version": 1, "result": ["token": "t", "character": "mia", "role": "birthday"]]]
+        }
+        defer { fake.stop() }
+        // Interactive: the line that is not JSON costs the client its connection, and a one-shot
+        // would wait for its answer on the next ones.
+        let play = try BQProcess(["play", "--json", "--port", String(fake.port), "--character", "mia"], home: try makeTemporaryDirectory())
+        defer { play.kill() }
+        #expect(play.output.waitFor("not JSON"), "\(play.output.text.debugDescription)")
+        #expect(play.output.waitFor(#""a\u009B2Jb\u202Ec""#), "the same JSON string: \(play.output.text.debugDescription)")
+        let shown = play.output.text
+        for raw in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}"] {
+            #expect(!shown.contains(raw), "\(shown.debugDescription)")
+        }
+        #expect(shown.contains("^[]0;owned^G not JSON"), "\(shown.debugDescription)")
+    }
 }
