@@ -138,9 +138,9 @@ extension ClientCore {
     }
 
     func handlePush(_ message: JSONValue) throws {
-        let (events, resubscribe) = state.changing { state -> ([ClientEvent], Bool) in
+        let (events, resubscribe) = state.changing { state -> ([ClientEvent], TimeInterval?) in
             var events: [ClientEvent] = []
-            var resubscribe = false
+            var resubscribe: TimeInterval?
             state.lastPushAt = bootTimeNanoseconds()
             switch message["push"]?.stringValue {
             case "hello":
@@ -170,11 +170,13 @@ extension ClientCore {
                     state.mirror = view
                     state.mirrorVersion = to
                     state.viewsSinceCaughtUp = true
+                    state.gapsInARow = 0
                     events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
                 } else {
                     events.append(.gap(mirror: state.mirrorVersion, from: from))
                     state.resyncing = true
-                    resubscribe = true
+                    state.gapsInARow += 1
+                    resubscribe = Self.resubscribeDelay(gapsInARow: state.gapsInARow)
                 }
             case "bye":
                 let reason = message["reason"]?.stringValue ?? ""
@@ -195,8 +197,14 @@ extension ClientCore {
             return (events, resubscribe)
         }
         // A snapshot is the only cure for a gap: the mirror cannot be trusted for `since`.
-        if resubscribe { sendForReader("subscribe") }
+        if let resubscribe { sendForReader("subscribe", after: resubscribe, unless: { !$0.resyncing || !$0.subscribed }) }
         emit(events)
+    }
+
+    /// At once after a first gap; after gaps in a row (snapshots whose next patch did not fit
+    /// either), a quarter of a second, doubling up to 30 s.
+    static func resubscribeDelay(gapsInARow: Int) -> TimeInterval {
+        gapsInARow <= 1 ? 0 : min(30, 0.25 * Double(1 << min(gapsInARow - 2, 8)))
     }
 
     func emit(_ events: [ClientEvent]) {

@@ -158,6 +158,9 @@ struct ClientState: Sendable {
     var savedCredentials: Credentials?
     var subscribed = false
     var resyncing = false
+    /// Gaps since a patch last applied: a server whose patches never fit (a faulty one) would
+    /// otherwise be asked for a snapshot after every one, dozens of times a second.
+    var gapsInARow = 0
     var mirror: JSONValue?
     var mirrorVersion = 0
     /// A `.patch` or `.snapshot` was reported that no `.caughtUp` has followed yet.

@@ -162,3 +162,31 @@ import Testing
         #expect(client.waitForMirror(atLeast: 5, timeout: 20), "still on the first connection, at version \(client.version)")
     }
 }
+
+/// A server whose patches never fit its snapshots (a faulty one) is asked for a snapshot after
+/// each gap: at once after the first, then ever more slowly, not dozens of times a second.
+@Suite struct RepeatedGapTests {
+    @Test func gapsInARowAreAskedAboutEverMoreSlowly() throws {
+        let subscribes = CallCounter()
+        let fifth = DispatchSemaphore(value: 0)
+        let fake = FakeServer { request in
+            let id = request["id"] ?? .null
+            guard request["op"] == "subscribe" else { return [["id": id, "ok": true, "version": 1, "result": [:]]] }
+            if subscribes.next() == 5 { fifth.signal() }
+            return [["id": id, "ok": true, "version": 1, "result": ["mode": "snapshot"]],
+                    ["push": "snapshot", "version": 1, "state": ["game": ["points": 0]]],
+                    ["push": "patch", "from": 5, "to": 6, "ops": []]]
+        }
+        defer { fake.stop() }
+        var options = ClientOptions()
+        options.reconnect = false
+        let client = try GameClient.connect(port: fake.port, options: options)
+        defer { client.close() }
+        let start = Date()
+        try client.subscribe()
+        #expect(fifth.wait(timeout: .now() + 20) == .success, "the client stopped asking: \(subscribes.value) subscribes")
+        // The second at once, then after 0.25, 0.5 and 1 s: a slower machine only adds to it.
+        let took = Date().timeIntervalSince(start)
+        #expect(took >= 1.7, "five snapshots asked for in \(took) s")
+    }
+}
