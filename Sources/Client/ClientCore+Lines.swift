@@ -7,14 +7,6 @@ import POSIXSupport
 // replies to nobody's), pushes to the mirror, and the synchronous requests of a handshake.
 // Reader thread only.
 extension ClientCore {
-    func readJSON(_ connection: BlockingLineSocket, timeoutMilliseconds: Int) throws -> JSONValue {
-        guard let bytes = try connection.readLine(timeoutMilliseconds: timeoutMilliseconds) else {
-            throw ClientError.protocolViolation(Self.closedByServer)
-        }
-        reportLine(String(decoding: bytes, as: UTF8.self), false)
-        return try JSONParser.parse(bytes)
-    }
-
     func reportLine(_ line: String, _ outgoing: Bool) {
         state.withLock { $0.lineObserver }?(line, outgoing)
     }

@@ -45,6 +45,12 @@ extension ClientCore {
                     markNeverStarted()
                     throw .serverFull(message)
                 }
+                // Something else holds the port (a web or ssh server): asking again will not help.
+                if let other = error as? NotABQServer {
+                    markNeverStarted()
+                    throw .noSession("\(host):\(port) answered, but not as a bq server (its first line: \"\(other.firstLine)\"): "
+                        + "is that the right port?")
+                }
                 let pause = backoff.next()
                 if monotonicDeadline(after: pause) < deadline {
                     Thread.sleep(forTimeInterval: pause)
@@ -310,9 +316,12 @@ extension ClientCore {
     /// `began`: when the connect began (`monotonicNanoseconds`), to learn how long a connect
     /// and `hello` can take on this network (`slowestHandshake`).
     func handshake(_ connection: BlockingLineSocket, helloWait: Int, connectingSince began: UInt64) throws {
-        let hello = try readJSON(connection, timeoutMilliseconds: helloWait)
-        guard hello["push"]?.stringValue == "hello" else {
-            throw ClientError.protocolViolation("the first line was not a hello")
+        guard let first = try connection.readLine(timeoutMilliseconds: helloWait) else {
+            throw ClientError.protocolViolation(Self.closedByServer)
+        }
+        reportLine(String(decoding: first, as: UTF8.self), false)
+        guard let hello = try? JSONParser.parse(first), hello["push"]?.stringValue == "hello" else {
+            throw NotABQServer(first)
         }
         let took = Int((monotonicNanoseconds() &- began) / 1_000_000)
         state.withLock { $0.slowestHandshake = max($0.slowestHandshake, took) }
@@ -393,6 +402,7 @@ extension ClientCore {
         switch error {
         case let refused as RefusedForNow: refused.reason
         case ClientError.serverFull(let message): message
+        case let other as NotABQServer: "something that is not a bq server answers on the port now (its first line: \"\(other.firstLine)\")"
         default: nil
         }
     }
@@ -414,4 +424,17 @@ struct Backoff {
         defer { delay = min(delay * 2, limit) }
         return delay * Double.random(in: 0.8...1.2)
     }
+}
+
+/// A first line that is not a `hello`: another program holds the port.
+struct NotABQServer: Error, CustomStringConvertible {
+    /// Its start, printable ASCII alone (the rest as `?`): it is quoted to a person's terminal.
+    let firstLine: String
+
+    init(_ line: [UInt8]) {
+        firstLine = String(decoding: line.prefix(60).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+            + (line.count > 60 ? "..." : "")
+    }
+
+    var description: String { "the first line was not a hello: \"\(firstLine)\"" }
 }

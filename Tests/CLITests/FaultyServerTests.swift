@@ -103,3 +103,16 @@ import Testing
         #expect(shown.contains("^[]0;owned^G not JSON"), "\(shown.debugDescription)")
     }
 }
+
+/// Another program on the port (a web or ssh server that speaks first) is said at once, with
+/// what it said, rather than tried again for half a minute and reported as a JSON error.
+@Suite struct NotABQServerTests {
+    @Test func aPortHeldBySomethingElseIsNamedAtOnce() throws {
+        let fake = FakeServer(hello: FakeServer.raw("SSH-2.0-OpenSSH_9.2p1 Debian-2\u{1B}[2J")) { _ in [] }
+        defer { fake.stop() }
+        let run = try BQProcess.run(["play", "--port", String(fake.port), "--character", "mia", "whoami"], home: try makeTemporaryDirectory())
+        #expect(run.status == 2, "\(run.err)")
+        #expect(run.err.contains("answered, but not as a bq server (its first line: \"SSH-2.0-OpenSSH_9.2p1 Debian-2?[2J\")"),
+                "\(run.err.debugDescription)")
+    }
+}
