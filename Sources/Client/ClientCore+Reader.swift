@@ -91,14 +91,20 @@ extension ClientCore {
     func readerMain(_ first: BlockingLineSocket) {
         state.withLock { $0.readerThread = pthread_self() }
         var current: BlockingLineSocket? = first
+        // Carried from one reconnect to the next while connections keep ending soon after they
+        // begin (a server that drops every connection at the same request, say): a fresh
+        // backoff each time would make that a loop of dozens of connections a second.
+        var backoff = Backoff(options)
         while let connection = current {
+            let began = monotonicNanoseconds()
             let reason = readLoop(connection)
             // What arrived before the loss is news now, not after a reconnect that may take long.
             reportCaughtUp()
             drop(connection, reason: reason)
             current = nil
+            if monotonicNanoseconds() &- began >= Self.connectionThatLasted { backoff = Backoff(options) }
             if options.reconnect, !isClosing {
-                current = reconnectWithBackoff()
+                current = reconnect(with: &backoff)
                 if current != nil {
                     state.withLock { $0.reconnects += 1 }
                     emit([.reconnected])
@@ -111,8 +117,10 @@ extension ClientCore {
         }
     }
 
-    func reconnectWithBackoff() -> BlockingLineSocket? {
-        var backoff = Backoff(options)
+    /// A connection that lasted this long (10 s) was not lost to what ended the one before it.
+    static let connectionThatLasted: UInt64 = 10_000_000_000
+
+    func reconnect(with backoff: inout Backoff) -> BlockingLineSocket? {
         var told = Set<String>()
         var attempt = 0
         while true {

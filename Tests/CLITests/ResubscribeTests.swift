@@ -190,3 +190,31 @@ import Testing
         #expect(took >= 1.7, "five snapshots asked for in \(took) s")
     }
 }
+
+/// A server that drops every connection at the same request (a bug it hits each time the client
+/// sends that request again) is reconnected to ever more slowly, not dozens of times a second:
+/// the backoff goes on from one short-lived connection to the next.
+@Suite struct ShortLivedConnectionTests {
+    @Test func connectionsThatEndAtOnceAreRetriedEverMoreSlowly() throws {
+        let connections = CallCounter()
+        let sixth = DispatchSemaphore(value: 0)
+        let fake = FakeServer(afterHello: { _ in
+            if connections.next() == 6 { sixth.signal() }
+            return []
+        }) { request in
+            request["op"] == "discover_secrets" ? [FakeServer.hangUp] : [["id": request["id"] ?? .null, "ok": true, "version": 1, "result": [:]]]
+        }
+        defer { fake.stop() }
+        let client = try GameClient.connect(port: fake.port)
+        defer { client.close() }
+        let started = Date()
+        // Held until the end, so that it is sent again on every connection.
+        let request = client.send("discover_secrets")
+        #expect(sixth.wait(timeout: .now() + 20) == .success, "\(connections.value) connections")
+        // Pauses of 0.05, 0.1, 0.2, 0.4 and 0.8 s (each within a fifth) before the second to the
+        // sixth: at least 1.24 s, which a slower machine only adds to.
+        let took = Date().timeIntervalSince(started)
+        #expect(took >= 1.2, "six connections in \(took) s")
+        withExtendedLifetime(request) {}
+    }
+}
