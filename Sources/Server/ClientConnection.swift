@@ -54,8 +54,8 @@ final class ClientConnection {
         if case .live(let version) = subscription { return version }
         return nil
     }
-    /// Subscribed, live or holding its patches: the contract promises it is never closed for
-    /// being slow.
+    /// Subscribed, live or holding its patches: the contract promises it is not closed for being
+    /// slow (`GameServer.closeConnectionsOwingTheMost` says when it is closed all the same).
     var isSubscribed: Bool {
         if case .none = subscription { return false }
         return true
@@ -176,6 +176,9 @@ final class ClientConnection {
         if !isClosing, pipeline.waitingCount > 0 || reading != .on, !isOwedTooMuch { pump() }
     }
 
+    /// Requests read and not yet started (held back while it is owed too much, say).
+    var hasLinesWaiting: Bool { pipeline.waitingCount > 0 }
+
     /// Owed a reply: such a connection is waiting on the server, not idle. Lines held because
     /// the peer does not read what it is owed do not count: that peer is idle.
     var hasRequestsInFlight: Bool { pipeline.unsentReplyCount > 0 || (pipeline.waitingCount > 0 && !isOwedTooMuch) }
@@ -289,10 +292,13 @@ final class ClientConnection {
     }
 
     /// A push to a subscriber; past the queued-bytes bound it holds patches until the socket drains.
-    func push(_ bytes: [UInt8], version: Int) {
+    /// `aheadOfItsReply`: the patch holds this connection's own change, whose reply follows, and
+    /// is sent whatever is owed (PROTOCOL.md: the view with the change comes before the reply; a
+    /// hold would leave that to a snapshot only at the next drain).
+    func push(_ bytes: [UInt8], version: Int, aheadOfItsReply: Bool = false) {
         guard viewer != nil, !isClosing else { return }
-        if Self.holdsPatch(backlog: tcp.queuedWriteBytes, gathered: outbound.count, incoming: bytes.count,
-                           limit: server.config.limits.maxQueuedBytes, allOwedTooMuch: server.isOwedTooMuchInAll) {
+        if !aheadOfItsReply, Self.holdsPatch(backlog: tcp.queuedWriteBytes, gathered: outbound.count, incoming: bytes.count,
+                                             limit: server.config.limits.maxQueuedBytes, allOwedTooMuch: server.isOwedTooMuchInAll) {
             subscription = .holding
             return
         }

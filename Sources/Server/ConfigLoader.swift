@@ -74,7 +74,7 @@ public enum ConfigLoader {
             1...10_000_000) { $0.limits.changesPerSecond = $1 },
         int("max_bad_lines", "BQ_MAX_BAD_LINES", "bad lines in a row before bye too_many_errors", 1...1_000_000) { $0.limits.maxBadLines = $1 },
         int("max_queued_bytes", "BQ_MAX_QUEUED_BYTES", "outbound bytes queued per connection before patches are held", 4_096...1 << 30) { $0.limits.maxQueuedBytes = $1 },
-        int("max_total_queued_bytes", "BQ_MAX_TOTAL_QUEUED_BYTES", "outbound bytes queued for all connections together before those owing the most are closed", 65_536...1 << 40) { $0.limits.maxTotalQueuedBytes = $1 },
+        int("max_total_queued_bytes", "BQ_MAX_TOTAL_QUEUED_BYTES", "outbound bytes queued for all connections together before those owing the most are closed (subscribers only when they also ask for more)", 65_536...1 << 40) { $0.limits.maxTotalQueuedBytes = $1 },
         int("max_pending_requests", "BQ_MAX_PENDING_REQUESTS", "unanswered requests per connection before reading pauses", 1...1_000_000) { $0.limits.maxPendingRequests = $1 },
         int("idle_timeout_seconds", "BQ_IDLE_TIMEOUT_SECONDS", "seconds a connection may send nothing before it is closed (bye idle_timeout); 0 is off", 0...10_000_000) { $0.limits.idleTimeoutSeconds = $1 },
         int("max_json_depth", "BQ_MAX_JSON_DEPTH", "nesting depth of a request's JSON", 2...512) { $0.limits.maxJSONDepth = $1 },

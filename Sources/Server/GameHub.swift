@@ -444,7 +444,7 @@ final class GameHub {
         // its replies, then `bye`, below.
         let revokes = done.contains { $0.events.contains(where: \.mayRevokeTokens) }
         for connection in actors.values where connection.hub === self && !(revokes && holdsRevokedToken(connection)) {
-            if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection) }
+            if connection.isHoldingPatches { connection.endHoldingPatches() } else { deliver(patches, to: connection, aheadOfItsReply: true) }
         }
         for entry in done {
             entry.onCommitted?(durable)
@@ -477,13 +477,13 @@ final class GameHub {
         for waiter in entry.waiters { answer(waiter.target, waiter.request.id, replayed: true) }
     }
 
-    private func deliver(_ patches: [Viewer: ViewerPatch], to connection: ClientConnection) {
+    private func deliver(_ patches: [Viewer: ViewerPatch], to connection: ClientConnection, aheadOfItsReply: Bool = false) {
         guard let viewer = connection.viewer, let patch = patches[viewer], !connection.isHoldingPatches else { return }
         if connection.sentVersion == patch.from {
-            connection.push(patch.bytes, version: patch.to)
+            connection.push(patch.bytes, version: patch.to, aheadOfItsReply: aheadOfItsReply)
         } else {
             // Not on the cached view (it cannot happen by design): heal with a snapshot rather than a gap.
-            connection.push(Wire.snapshot(version: patch.to, state: patch.view), version: patch.to)
+            connection.push(Wire.snapshot(version: patch.to, state: patch.view), version: patch.to, aheadOfItsReply: aheadOfItsReply)
         }
     }
 

@@ -486,17 +486,20 @@ public final class GameServer {
     /// without `bye` (they would not read it), until the rest are within the bound; a real
     /// client that was only slow reconnects and resumes, its changes resent under their keys.
     /// A subscriber is not closed for being slow (the contract promises it): what it owes stops
-    /// growing, since nothing past a backlog is sent to it or started for it meanwhile. Its
-    /// patches stop at its own bound, and one whole view (a snapshot when it drains) may come on
-    /// top; one that owes three times the bound has asked for replies it does not read (lines
-    /// wait past four times it), and is closed like any such client.
+    /// growing, since nothing past a backlog is sent to it or started for it meanwhile. One that
+    /// owes over three times its bound and still has requests waiting to start is closed like
+    /// any client that asks for more than it reads: its patches stop at the bound, so most of
+    /// that is replies it asked for. (Bytes alone would not tell: one snapshot, a whole view, may
+    /// be larger than a small bound.) What subscribers owe still counts in the total, so that
+    /// others are closed in their place.
     private func closeConnectionsOwingTheMost() {
         let budget = config.limits.maxTotalQueuedBytes
         let slowSubscriberOwesAtMost = 3 * config.limits.maxQueuedBytes
         let owing = connections.values.filter {
-            $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites && (!$0.isSubscribed || $0.queuedWriteBytes > slowSubscriberOwesAtMost)
+            $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites
+                && (!$0.isSubscribed || $0.queuedWriteBytes > slowSubscriberOwesAtMost && $0.hasLinesWaiting)
         }
-        var total = owing.reduce(0) { $0 + $1.queuedWriteBytes }
+        var total = loop.queuedWriteBytes
         for connection in owing.sorted(by: { $0.queuedWriteBytes > $1.queuedWriteBytes }) where total > budget {
             total -= connection.queuedWriteBytes
             if let count = throttled.record(.memoryShed, now: loop.nowMilliseconds) {
