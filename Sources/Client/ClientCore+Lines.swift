@@ -162,12 +162,14 @@ extension ClientCore {
                     state.mirror = view
                     state.mirrorVersion = to
                     state.viewsSinceCaughtUp = true
-                    state.gapsInARow = 0
+                    state.patchesSinceGap += 1
+                    if state.patchesSinceGap >= ClientState.patchesThatEndAGapStreak { state.gapsInARow = 0 }
                     events.append(.patch(from: from, to: to, ops: ops, old: old, view: view))
                 } else {
                     events.append(.gap(mirror: state.mirrorVersion, from: from))
                     state.resyncing = true
                     state.gapsInARow += 1
+                    state.patchesSinceGap = 0
                     resubscribe = Self.resubscribeDelay(gapsInARow: state.gapsInARow)
                 }
             case "bye":
@@ -193,7 +195,7 @@ extension ClientCore {
         emit(events)
     }
 
-    /// At once after a first gap; after gaps in a row (snapshots whose next patch did not fit
+    /// At once after a first gap; after gaps in a row (snapshots whose next patches did not fit
     /// either), a quarter of a second, doubling up to 30 s.
     static func resubscribeDelay(gapsInARow: Int) -> TimeInterval {
         gapsInARow <= 1 ? 0 : min(30, 0.25 * Double(1 << min(gapsInARow - 2, 8)))

@@ -158,9 +158,12 @@ struct ClientState: Sendable {
     var savedCredentials: Credentials?
     var subscribed = false
     var resyncing = false
-    /// Gaps since a patch last applied: a server whose patches never fit (a faulty one) would
-    /// otherwise be asked for a snapshot after every one, dozens of times a second.
+    /// Gaps without `patchesThatEndAGapStreak` patches applied between them: a server whose
+    /// patches do not fit (a faulty one, every one or every other) would otherwise be asked for a
+    /// snapshot after every gap, dozens of times a second.
     var gapsInARow = 0
+    var patchesSinceGap = 0
+    static let patchesThatEndAGapStreak = 16
     var mirror: JSONValue?
     var mirrorVersion = 0
     /// A `.patch` or `.snapshot` was reported that no `.caughtUp` has followed yet.

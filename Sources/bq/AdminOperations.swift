@@ -18,9 +18,11 @@ extension AdminContext {
 
     /// What a change that was made says. A replay is the answer to an earlier send of this very
     /// request (after a lost connection), not a second change.
+    /// `text` may name ids the server gave (a character found by its name, say): escaped as
+    /// any text from the server.
     func done(_ text: String, _ reply: Reply) -> [String] {
         lastCommit.record(reply.version)
-        return [text + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
+        return [text.terminalSafe + (reply.replayed ? " (applied once, by an earlier send of this request)" : "")
             + (showsVersions ? " [version \(reply.version ?? 0)]" : "")]
     }
 }
@@ -163,8 +165,11 @@ struct AdminAdjustPoints: AdminChange {
     }
 
     func refusalFrom(_ view: JSONValue) -> ServerRefusal? {
-        guard let delta, delta < 0, let points = view["game"]?["points"]?.intValue, points + delta < 0 else { return nil }
-        return ServerRefusal(op: "adjust_points", code: "insufficient_points", message: "Not enough points: have \(points), cannot take \(-delta)")
+        // `magnitude`: a typed -2^63, or a faulty server's balance, must not trap.
+        guard let delta, delta < 0, let points = view["game"]?["points"]?.intValue, points < delta.magnitude else {
+            return nil
+        }
+        return ServerRefusal(op: "adjust_points", code: "insufficient_points", message: "Not enough points: have \(points), cannot take \(delta.magnitude)")
     }
 
     func perform(_ context: AdminContext) throws(ClientError) -> [String] {

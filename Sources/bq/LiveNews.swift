@@ -301,7 +301,8 @@ final class LiveNews: @unchecked Sendable {
         guard let shift = advance(to: newVersion, view: newView), let before = shift.view else { return nil }
         let now = PlayView(json: newView, style: style), then = PlayView(json: before, style: style)
         // More than one change the timeline does not account for: an adjustment told may be a sum.
-        let unexplained = newVersion - shift.version - (now.timeline.count - then.timeline.count) - own.commitsOutsideTimeline
+        // Wrapping: a faulty server's versions and timelines may be anything.
+        let unexplained = newVersion &- shift.version &- (now.timeline.count &- then.timeline.count) &- own.commitsOutsideTimeline
         var lines = now.changes(from: then, severalCommits: unexplained > 1, own: own)
         onTold(newVersion, newView, false)
         if lines.isEmpty { return nil }

@@ -20,7 +20,7 @@ final class LastSeenFile: @unchecked Sendable {
     /// not theirs to compare with.
     func load(character: String) -> (version: Int, view: JSONValue)? {
         guard let data = FileManager.default.contents(atPath: path), let json = try? JSONParser.parse(Array(data)),
-              json["character"]?.stringValue == character, let version = json["version"]?.intValue,
+              json["character"]?.stringValue == character, let version = json["version"]?.versionNumber,
               let view = json["view"], view.objectValue != nil else { return nil }
         return (version, view)
     }

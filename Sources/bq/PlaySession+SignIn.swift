@@ -174,7 +174,7 @@ extension PlaySession {
             return .end(.refused)
         }
         if code == .alreadyClaimed || code == .forbidden {
-            guard let answer = terminal.readSecretLine(asking: "PIN for \(id) (empty to choose another): ") else { return .end(.refused) }
+            guard let answer = terminal.readSecretLine(asking: "PIN for \(id.terminalSafe) (empty to choose another): ") else { return .end(.refused) }
             if !answer.isEmpty { return .claim(id, pin: answer) }
         }
         return .claim(nil, pin: nil)

@@ -177,7 +177,7 @@ final class PlaySession: @unchecked Sendable {
             case .sessionLost(let reason):
                 // No prompt under this line: nothing typed there will be read.
                 terminal.endInput()
-                terminal.line(style.red("You were signed out: \(reason). Start bq play again to choose a character."))
+                terminal.line(style.red("You were signed out: \(reason.terminalSafe). Start bq play again to choose a character."))
                 updateFile { $0.token = nil; $0.sessionEnded = reason }
                 // Nothing works without a session, and the main thread is blocked reading input.
                 exit(3)

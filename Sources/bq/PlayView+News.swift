@@ -19,7 +19,7 @@ extension PlayView {
         var entries: [JSONValue] = []
         for entry in timeline.dropFirst(old.timeline.count) {
             guard !own.tells(entry) else {
-                pointsToldByReply += Self.pointsIn(subtitle: entry["subtitle"]?.stringValue)
+                pointsToldByReply &+= Self.pointsIn(subtitle: entry["subtitle"]?.stringValue)
                 continue
             }
             entries.append(entry)
@@ -48,7 +48,7 @@ extension PlayView {
             let explained = timeline.dropFirst(old.timeline.count).reduce(0) { $0 &+ Self.pointsIn(subtitle: $1["subtitle"]?.stringValue) }
             // The person's own adjustments are their replies' to tell; the rest is someone else's.
             let adjusted = points &- old.points &- explained &- (own.adjustment ?? 0)
-            pointsToldByReply += own.adjustment ?? 0
+            pointsToldByReply &+= own.adjustment ?? 0
             if adjusted != 0 {
                 lines.append("The organizer adjusted the points: \(adjusted > 0 ? "+" : "")\(adjusted) ✦" + (severalCommits ? " in all" : ""))
             }

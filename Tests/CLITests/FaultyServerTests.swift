@@ -61,6 +61,19 @@ import Testing
         }
     }
 
+    /// Typed by the organizer, against the real server: the console's check before it asks "are
+    /// you sure?" (enough points?) must not trap on the most negative number.
+    @Test func anAdjustmentOfMinus2To63IsRefusedNotATrap() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let console = try TerminalProcess(["admin", "console", "--no-color"] + server.adminFlags, home: try makeTemporaryDirectory())
+        #expect(console.screen.waitFor("> "), "\(console.errors.text)")
+        console.type("adjust-points -9223372036854775808 --reason x\r")
+        #expect(console.screen.waitFor("Not enough points: have 0, cannot take 9223372036854775808"), "\(console.screen.text) \(console.errors.text)")
+        console.type("quit\r")
+        #expect(console.waitForExit() == 0)
+    }
+
     @Test func aPickBeyondAnyNumberIsNoCharacter() throws {
         let fake = Self.server(game: [:], version: 4)
         defer { fake.stop() }
