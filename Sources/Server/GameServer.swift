@@ -491,13 +491,15 @@ public final class GameServer {
     /// any client that asks for more than it reads: its patches stop at the bound, so most of
     /// that is replies it asked for. (Bytes alone would not tell: one snapshot, a whole view, may
     /// be larger than a small bound.) What subscribers owe still counts in the total, so that
-    /// others are closed in their place.
+    /// others are closed in their place; but only a connection owed more than its own bound,
+    /// which a client that reads what it asks for does not reach: subscribers that never read
+    /// can keep the total over for long, and a reader's momentary backlog is no reason to close it.
     private func closeConnectionsOwingTheMost() {
         let budget = config.limits.maxTotalQueuedBytes
-        let slowSubscriberOwesAtMost = 3 * config.limits.maxQueuedBytes
+        let bound = config.limits.maxQueuedBytes
         let owing = connections.values.filter {
-            $0.queuedWriteBytes > 0 && !$0.isGivingUpWrites
-                && (!$0.isSubscribed || $0.queuedWriteBytes > slowSubscriberOwesAtMost && $0.hasLinesWaiting)
+            !$0.isGivingUpWrites
+                && ($0.isSubscribed ? $0.queuedWriteBytes > 3 * bound && $0.hasLinesWaiting : $0.queuedWriteBytes > bound)
         }
         var total = loop.queuedWriteBytes
         for connection in owing.sorted(by: { $0.queuedWriteBytes > $1.queuedWriteBytes }) where total > budget {
