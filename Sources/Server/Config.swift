@@ -27,8 +27,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxBadLines = 20
     /// Outbound bytes queued for one connection before its patches are held back.
     public var maxQueuedBytes = 1 << 20
-    /// Outbound bytes queued for all connections together; past it, the connections owing the
-    /// most are closed until the rest are within it.
+    /// Outbound bytes queued for all connections together; past it, those that do not read what
+    /// they asked for are closed, most owed first (`GameServer.closeConnectionsOwingTheMost`),
+    /// and subscribers' patches are held.
     public var maxTotalQueuedBytes = 1 << 28
     /// Requests read from one connection but not yet answered before the server stops reading from it.
     public var maxPendingRequests = 1_024

@@ -27,14 +27,19 @@ extension String {
             if scalar.value < 0x20 {
                 // White space between tokens (a tab, a carriage return): a space means the same.
                 shown += " "
-            } else if Self.drivesTerminal(scalar, keepingNewlines: true) {
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                shown += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            } else if Self.drivesTerminal(scalar, keepingNewlines: false) {
+                shown += "\\u" + Self.fourHexDigits(scalar)
             } else {
                 shown.unicodeScalars.append(scalar)
             }
         }
         return shown
+    }
+
+    /// The scalar's number in upper-case hexadecimal, at least four digits.
+    private static func fourHexDigits(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
     }
 
     private static func drivesTerminal(_ scalar: Unicode.Scalar, keepingNewlines: Bool) -> Bool {
@@ -63,9 +68,7 @@ extension String {
             switch scalar.value {
             case 0x00...0x1F: shown += "^" + String(UnicodeScalar(UInt8(scalar.value + 0x40)))
             case 0x7F: shown += "^?"
-            default:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                shown += "<U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + ">"
+            default: shown += "<U+" + Self.fourHexDigits(scalar) + ">"
             }
         }
         return shown
